@@ -1,0 +1,116 @@
+// Command mpi-operator runs the MPIJob controller. It only wires things
+// together: flags, the client, the cache, leader election, health and
+// metrics endpoints; the logic lives in internal/controller.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/controller"
+)
+
+type options struct {
+	metricsAddr, probeAddr string
+	leaderElect            bool
+	leaderElectionNS       string
+	namespaces             string
+	clusterDomain          string
+	qps                    float64
+	burst                  int
+	concurrency            int
+	createParallelism      int
+}
+
+func main() {
+	var o options
+	// Defaults are sized for a 1000-worker job: one reconcile creates its
+	// Pods in a few seconds instead of the minutes a 5 requests/s client
+	// needs; the API server's priority and fairness still protects it.
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader, so that several replicas can run and only one acts.")
+	flag.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the operator's own).")
+	flag.StringVar(&o.namespaces, "namespace", "", "Comma-separated namespaces to watch; empty watches all.")
+	flag.StringVar(&o.clusterDomain, "cluster-domain", "cluster.local", "DNS domain of the cluster, used to fully qualify hostnames in the hostfile.")
+	flag.Float64Var(&o.qps, "kube-api-qps", 500, "Sustained requests per second to the API server.")
+	flag.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of requests to the API server.")
+	flag.IntVar(&o.concurrency, "concurrency", 10, "MPIJobs reconciled at once.")
+	flag.IntVar(&o.createParallelism, "create-parallelism", 500, "Pod creations in flight for one MPIJob.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if err := run(o); err != nil {
+		ctrl.Log.Error(err, "mpi-operator stopped")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(kubeflow.AddToScheme(scheme))
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+
+	var namespaces []string
+	for _, ns := range strings.Split(o.namespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   controller.CacheOptions(namespaces),
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        "mpi-operator.kubeflow.org",
+		LeaderElectionNamespace: o.leaderElectionNS,
+		// The manager exits when it loses the lease; a fresh process
+		// starts from a fresh cache.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	r := &controller.Reconciler{
+		Client:            mgr.GetClient(),
+		Recorder:          mgr.GetEventRecorder("mpi-operator"),
+		Clock:             clock.RealClock{},
+		Expectations:      controller.NewExpectations(clock.RealClock{}),
+		Options:           builder.Options{ClusterDomain: o.clusterDomain},
+		CreateParallelism: o.createParallelism,
+	}
+	if err := r.SetupWithManager(mgr, o.concurrency); err != nil {
+		return fmt.Errorf("setting up controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding ready check: %w", err)
+	}
+	ctrl.Log.Info("Starting mpi-operator", "namespaces", namespaces, "clusterDomain", o.clusterDomain,
+		"qps", o.qps, "burst", o.burst, "concurrency", o.concurrency)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,59 @@
+package builder
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// ConfigMap is the job's hostfile and discover_hosts.sh. running lists the
+// indices of the workers whose Pods run now, in increasing order: elastic
+// Horovod calls discover_hosts.sh to learn which hosts it may use.
+func ConfigMap(job *kubeflow.MPIJob, running []int, opts Options) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: objectMeta(job, ConfigMapName(job), JobLabels(job)),
+		Data: map[string]string{
+			HostfileKey:      Hostfile(job, opts),
+			DiscoverHostsKey: DiscoverHosts(job, running, opts),
+		},
+	}
+}
+
+// Hostfile lists every host of the job with its slots, in the syntax of the
+// job's MPI implementation: Open MPI takes "host slots=N", Intel MPI and
+// MPICH's hydra take "host:N". The launcher comes first when it runs ranks.
+func Hostfile(job *kubeflow.MPIJob, opts Options) string {
+	slots := *job.Spec.SlotsPerWorker
+	var b strings.Builder
+	line := func(host string) {
+		if job.Spec.MPIImplementation == kubeflow.MPIImplementationOpenMPI {
+			fmt.Fprintf(&b, "%s slots=%d\n", host, slots)
+		} else {
+			fmt.Fprintf(&b, "%s:%d\n", host, slots)
+		}
+	}
+	if *job.Spec.RunLauncherAsWorker {
+		line(FQDN(job, LauncherName(job), opts))
+	}
+	for i := range int(job.Workers()) {
+		line(FQDN(job, WorkerName(job, i), opts))
+	}
+	return b.String()
+}
+
+// DiscoverHosts is a shell script printing "host:slots" for each running
+// worker, the format of Horovod's --host-discovery-script.
+func DiscoverHosts(job *kubeflow.MPIJob, running []int, opts Options) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	if *job.Spec.RunLauncherAsWorker {
+		fmt.Fprintf(&b, "echo %s:%d\n", FQDN(job, LauncherName(job), opts), *job.Spec.SlotsPerWorker)
+	}
+	for _, i := range running {
+		fmt.Fprintf(&b, "echo %s:%d\n", FQDN(job, WorkerName(job, i), opts), *job.Spec.SlotsPerWorker)
+	}
+	return b.String()
+}

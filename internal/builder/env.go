@@ -1,0 +1,57 @@
+package builder
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// SSHArgs are the options mpirun passes to ssh. Workers generate their host
+// keys at start, so there is nothing to check them against; connection
+// attempts ride out a worker whose sshd is not listening yet.
+const SSHArgs = "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+
+// launcherEnv is the environment that points the job's MPI implementation
+// at the hostfile and at ssh.
+//
+// Open MPI gets both its ORTE (v4) and PRRTE (v5) names: each version
+// silently ignores the other's, and an Open MPI 5 image given only the ORTE
+// names runs every rank on the launcher and still exits 0.
+func launcherEnv(job *kubeflow.MPIJob) []corev1.EnvVar {
+	slots := strconv.Itoa(int(*job.Spec.SlotsPerWorker))
+	env := []corev1.EnvVar{{Name: EnvJobRole, Value: RoleLauncher}}
+	switch job.Spec.MPIImplementation {
+	case kubeflow.MPIImplementationOpenMPI:
+		env = append(env,
+			corev1.EnvVar{Name: "OMPI_MCA_orte_default_hostfile", Value: HostfilePath},
+			corev1.EnvVar{Name: "OMPI_MCA_orte_keep_fqdn_hostnames", Value: "true"},
+			corev1.EnvVar{Name: "OMPI_MCA_orte_set_default_slots", Value: slots},
+			corev1.EnvVar{Name: "OMPI_MCA_plm_rsh_args", Value: SSHArgs},
+			corev1.EnvVar{Name: "PRTE_MCA_prte_default_hostfile", Value: HostfilePath},
+			corev1.EnvVar{Name: "PRTE_MCA_prte_keep_fqdn_hostnames", Value: "true"},
+			corev1.EnvVar{Name: "PRTE_MCA_prte_set_default_slots", Value: slots},
+			corev1.EnvVar{Name: "PRTE_MCA_plm_ssh_args", Value: SSHArgs},
+		)
+	case kubeflow.MPIImplementationIntel:
+		env = append(env,
+			corev1.EnvVar{Name: "I_MPI_HYDRA_HOST_FILE", Value: HostfilePath},
+			corev1.EnvVar{Name: "I_MPI_PERHOST", Value: slots},
+			corev1.EnvVar{Name: "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", Value: SSHArgs},
+		)
+	case kubeflow.MPIImplementationMPICH:
+		env = append(env,
+			corev1.EnvVar{Name: "HYDRA_HOST_FILE", Value: HostfilePath},
+			corev1.EnvVar{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: SSHArgs},
+		)
+	}
+	if !*job.Spec.RunLauncherAsWorker {
+		// A launcher that runs no ranks must not grab the node's GPUs.
+		env = append(env,
+			corev1.EnvVar{Name: "NVIDIA_VISIBLE_DEVICES"},
+			corev1.EnvVar{Name: "NVIDIA_DRIVER_CAPABILITIES"},
+		)
+	}
+	return env
+}

@@ -1,0 +1,89 @@
+package builder
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// LauncherJob is the batch/v1 Job whose single Pod runs mpirun. The Job
+// gives the launcher retries (backoffLimit) and suspension; suspend is
+// decided by the controller (the MPIJob is suspended, or the launcher waits
+// for its workers).
+func LauncherJob(job *kubeflow.MPIJob, suspend bool) *batchv1.Job {
+	labels := RoleLabels(job, RoleLauncher)
+	t := podTemplate(job, kubeflow.MPIReplicaTypeLauncher, labels)
+	spec := &t.Spec
+	placeUnderService(job, spec, LauncherName(job))
+	noTokenByDefault(spec)
+	addSSHAuth(job, spec)
+	addConfig(job, spec)
+	addEnv(spec, launcherEnv(job))
+
+	policy := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy
+	spec.RestartPolicy = podRestartPolicy(policy)
+	if spec.RestartPolicy == corev1.RestartPolicyAlways {
+		spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	}
+
+	return &batchv1.Job{
+		ObjectMeta: objectMeta(job, LauncherName(job), labels),
+		Spec: batchv1.JobSpec{
+			BackoffLimit:     job.Spec.RunPolicy.BackoffLimit,
+			Suspend:          &suspend,
+			Template:         t,
+			PodFailurePolicy: launcherFailurePolicy(policy, spec.RestartPolicy),
+		},
+	}
+}
+
+// launcherFailurePolicy keeps failures caused by the infrastructure
+// (eviction, preemption, node loss) from using up backoffLimit and, for
+// ExitCode, fails the job at once on a permanent exit code (1-127).
+// Kubernetes allows a pod failure policy only with restartPolicy Never.
+func launcherFailurePolicy(policy kubeflow.RestartPolicy, podPolicy corev1.RestartPolicy) *batchv1.PodFailurePolicy {
+	if podPolicy != corev1.RestartPolicyNever {
+		return nil
+	}
+	rules := []batchv1.PodFailurePolicyRule{{
+		Action: batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{
+			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		}},
+	}}
+	if policy == kubeflow.RestartPolicyExitCode {
+		permanent := make([]int32, 0, 127)
+		for c := int32(1); c <= 127; c++ {
+			permanent = append(permanent, c)
+		}
+		rules = append(rules, batchv1.PodFailurePolicyRule{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				Operator: batchv1.PodFailurePolicyOnExitCodesOpIn,
+				Values:   permanent,
+			},
+		})
+	}
+	return &batchv1.PodFailurePolicy{Rules: rules}
+}
+
+// addConfig mounts the hostfile ConfigMap at /etc/mpi in every container.
+func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
+	spec.Volumes = append(spec.Volumes, corev1.Volume{
+		Name: configVolumeName,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(job)},
+			Items: []corev1.KeyToPath{
+				{Key: HostfileKey, Path: HostfileKey, Mode: ptrMode(configFileMode)},
+				{Key: DiscoverHostsKey, Path: DiscoverHostsKey, Mode: ptrMode(scriptFileMode)},
+			},
+		}},
+	})
+	mount := corev1.VolumeMount{Name: configVolumeName, MountPath: ConfigMountPath, ReadOnly: true}
+	for i := range spec.Containers {
+		spec.Containers[i].VolumeMounts = append(spec.Containers[i].VolumeMounts, mount)
+	}
+}
+
+func ptrMode(m int32) *int32 { return &m }

@@ -1,0 +1,137 @@
+package builder
+
+import (
+	"maps"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// EnvJobRole tells a container which role it plays.
+const EnvJobRole = "K_MPI_JOB_ROLE"
+
+// File modes of the key files. Root reads its keys alone. A non-root user
+// reads them through the Pod's fsGroup: the files stay owned by root, which
+// OpenSSH accepts for a private key only because the user does not own it.
+// Never world-readable, unlike the 0644 other operators use.
+const (
+	rootKeyMode    int32 = 0o600
+	nonRootKeyMode int32 = 0o440
+	configFileMode int32 = 0o444
+	scriptFileMode int32 = 0o555
+)
+
+// podTemplate returns a copy of the role's template with the job's labels
+// laid over the template's own (ours win: the controller selects by them).
+func podTemplate(job *kubeflow.MPIJob, role kubeflow.MPIReplicaType, labels map[string]string) corev1.PodTemplateSpec {
+	t := *job.Spec.MPIReplicaSpecs[role].Template.DeepCopy()
+	merged := maps.Clone(t.Labels)
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	maps.Copy(merged, labels)
+	t.Labels = merged
+	return t
+}
+
+// isRootSSHPath reports whether the keys are mounted for root. Any other
+// home means a non-root user, who reads the keys through fsGroup.
+func isRootSSHPath(path string) bool {
+	return path == "/root/.ssh" || strings.HasPrefix(path, "/root/")
+}
+
+// addSSHAuth mounts the job's key pair at sshAuthMountPath in every
+// container, as the private key, the public key and authorized_keys.
+func addSSHAuth(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
+	mode := rootKeyMode
+	if !isRootSSHPath(job.Spec.SSHAuthMountPath) {
+		mode = nonRootKeyMode
+		setFSGroup(spec)
+	}
+	spec.Volumes = append(spec.Volumes, corev1.Volume{
+		Name: sshVolumeName,
+		VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  SSHSecretName(job),
+			DefaultMode: ptr.To(mode),
+			Items: []corev1.KeyToPath{
+				{Key: corev1.SSHAuthPrivateKey, Path: sshPrivateKeyFile},
+				{Key: "ssh-publickey", Path: sshPublicKeyFile},
+				{Key: "ssh-publickey", Path: sshAuthorizedFile},
+			},
+		}},
+	})
+	mount := corev1.VolumeMount{Name: sshVolumeName, MountPath: job.Spec.SSHAuthMountPath, ReadOnly: true}
+	for i := range spec.Containers {
+		spec.Containers[i].VolumeMounts = append(spec.Containers[i].VolumeMounts, mount)
+	}
+}
+
+// setFSGroup makes the key files group-readable by the Pod's user when the
+// template says who that is and sets no fsGroup itself. Images usually give
+// their user a group of the same number, so the user id stands in for a
+// missing group id.
+func setFSGroup(spec *corev1.PodSpec) {
+	if spec.SecurityContext != nil && spec.SecurityContext.FSGroup != nil {
+		return
+	}
+	gid := podGroupID(spec)
+	if gid == nil {
+		return
+	}
+	if spec.SecurityContext == nil {
+		spec.SecurityContext = &corev1.PodSecurityContext{}
+	}
+	spec.SecurityContext.FSGroup = gid
+}
+
+func podGroupID(spec *corev1.PodSpec) *int64 {
+	var candidates []*int64
+	if sc := spec.SecurityContext; sc != nil {
+		candidates = append(candidates, sc.RunAsGroup)
+	}
+	for _, c := range spec.Containers {
+		if c.SecurityContext != nil {
+			candidates = append(candidates, c.SecurityContext.RunAsGroup)
+		}
+	}
+	if sc := spec.SecurityContext; sc != nil {
+		candidates = append(candidates, sc.RunAsUser)
+	}
+	for _, c := range spec.Containers {
+		if c.SecurityContext != nil {
+			candidates = append(candidates, c.SecurityContext.RunAsUser)
+		}
+	}
+	for _, id := range candidates {
+		if id != nil {
+			return ptr.To(*id)
+		}
+	}
+	return nil
+}
+
+// addEnv puts the given variables before each container's own, so a
+// variable the user sets in the template wins (the last duplicate wins).
+func addEnv(spec *corev1.PodSpec, env []corev1.EnvVar) {
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
+		c.Env = append(append([]corev1.EnvVar{}, env...), c.Env...)
+	}
+}
+
+// placeUnderService gives the Pod the DNS name hostname.<service>.
+func placeUnderService(job *kubeflow.MPIJob, spec *corev1.PodSpec, hostname string) {
+	spec.Hostname = hostname
+	spec.Subdomain = ServiceName(job)
+}
+
+// noTokenByDefault keeps the ServiceAccount token out of the Pod unless the
+// template asks for it: MPI never talks to the API server.
+func noTokenByDefault(spec *corev1.PodSpec) {
+	if spec.AutomountServiceAccountToken == nil {
+		spec.AutomountServiceAccountToken = ptr.To(false)
+	}
+}

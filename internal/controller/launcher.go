@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+)
+
+// reconcileLauncher creates the launcher Job when it may run, and
+// suspends or resumes an existing one.
+func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
+	suspend := launcherMustWait(job, kids)
+	if kids.launcher == nil {
+		if suspend {
+			// Made only when it can run: a launcher made earlier would
+			// hold a stale copy of the template that Kueue may still edit.
+			return nil
+		}
+		return r.create(ctx, builder.LauncherJob(job, false))
+	}
+	return r.setLauncherSuspend(ctx, job, kids.launcher, suspend)
+}
+
+// launcherMustWait decides whether the launcher Job is suspended: the job
+// is suspended, or the job waits for its workers and the launcher has not
+// started yet in this attempt. Resuming a job whose launcher already
+// exists goes through the same wait (kubeflow/mpi-operator#868 does not).
+func launcherMustWait(job *kubeflow.MPIJob, kids *children) bool {
+	if job.IsSuspended() {
+		return true
+	}
+	if job.Spec.LauncherCreationPolicy != kubeflow.LauncherCreationPolicyWaitForWorkersReady {
+		return false
+	}
+	if l := kids.launcher; l != nil && !ptr.Deref(l.Spec.Suspend, false) && l.Status.StartTime != nil {
+		return false // started: a worker turning unready must not stop it
+	}
+	return !kids.allWorkers(int(job.Workers()), isPodReady)
+}
+
+// setLauncherSuspend flips the launcher Job's suspend flag. On resume it
+// first copies the template's current scheduling directives, which Kueue
+// may have changed while the job was suspended; Kubernetes allows that
+// while the Job is suspended and has not started.
+func (r *Reconciler) setLauncherSuspend(ctx context.Context, job *kubeflow.MPIJob, launcher *batchv1.Job, suspend bool) error {
+	if ptr.Deref(launcher.Spec.Suspend, false) == suspend || isJobFinished(launcher) {
+		return nil
+	}
+	upd := launcher.DeepCopy()
+	upd.Spec.Suspend = ptr.To(suspend)
+	if !suspend {
+		copySchedulingDirectives(&upd.Spec.Template, &builder.LauncherJob(job, false).Spec.Template)
+	}
+	if err := r.Client.Update(ctx, upd); err != nil {
+		return fmt.Errorf("setting suspend=%t on launcher Job: %w", suspend, err)
+	}
+	return nil
+}
+
+// jobControllerLabels are the labels the Job controller puts on its
+// template; its selector depends on them.
+var jobControllerLabels = []string{
+	batchv1.ControllerUidLabel, batchv1.JobNameLabel, "controller-uid", "job-name",
+}
+
+func copySchedulingDirectives(dst, src *corev1.PodTemplateSpec) {
+	labels := map[string]string{}
+	for k, v := range src.Labels {
+		labels[k] = v
+	}
+	for _, k := range jobControllerLabels {
+		if v, ok := dst.Labels[k]; ok {
+			labels[k] = v
+		}
+	}
+	dst.Labels = labels
+	dst.Annotations = src.Annotations
+	dst.Spec.NodeSelector = src.Spec.NodeSelector
+	dst.Spec.Tolerations = src.Spec.Tolerations
+	dst.Spec.SchedulingGates = src.Spec.SchedulingGates
+	dst.Spec.Affinity = src.Spec.Affinity
+}
+
+// jobCondition returns the Job's condition of the given type if it is True.
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		c := &job.Status.Conditions[i]
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+func isJobFinished(job *batchv1.Job) bool {
+	return jobCondition(job, batchv1.JobComplete) != nil || jobCondition(job, batchv1.JobFailed) != nil
+}

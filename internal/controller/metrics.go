@@ -1,0 +1,57 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// Metrics of job outcomes; reconcile errors and durations come from
+// controller-runtime's own controller_runtime_* metrics.
+var (
+	jobsCreated = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "mpi_operator_jobs_created_total", Help: "MPIJobs accepted and started by the controller.",
+	})
+	jobsSucceeded = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "mpi_operator_jobs_successful_total", Help: "MPIJobs that succeeded.",
+	})
+	jobsFailed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mpi_operator_jobs_failed_total", Help: "MPIJobs that failed, by reason.",
+	}, []string{"reason"})
+	jobsRestarted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "mpi_operator_jobs_restarted_total", Help: "MPIJob restarts.",
+	})
+	startupLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "mpi_operator_job_startup_seconds",
+		Help:    "Time from an MPIJob's creation (or resume) until it is Running.",
+		Buckets: prometheus.ExponentialBuckets(0.5, 2, 12),
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(jobsCreated, jobsSucceeded, jobsFailed, jobsRestarted, startupLatency)
+}
+
+// recordTransition counts one transition that was just written.
+func recordTransition(job *kubeflow.MPIJob, t transition, now time.Time) {
+	switch {
+	case t.Resumed:
+	case t.Type == kubeflow.JobCreated:
+		jobsCreated.Inc()
+	case t.Type == kubeflow.JobSucceeded:
+		jobsSucceeded.Inc()
+	case t.Type == kubeflow.JobFailed:
+		jobsFailed.WithLabelValues(t.Reason).Inc()
+	case t.Type == kubeflow.JobRestarting:
+		jobsRestarted.Inc()
+	case t.Type == kubeflow.JobRunning:
+		start := job.CreationTimestamp.Time
+		if st := job.Status.StartTime; st != nil {
+			start = st.Time
+		}
+		startupLatency.Observe(now.Sub(start).Seconds())
+	}
+}

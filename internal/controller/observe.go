@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+)
+
+// children is what the cache holds of a job's Pods and launcher Job.
+type children struct {
+	// workers are the job's worker Pods by index, terminating ones included
+	// (their names are still taken).
+	workers map[int]*corev1.Pod
+	// surplus are worker Pods whose index is beyond spec replicas.
+	surplus []*corev1.Pod
+	// launcher is the launcher Job, nil if there is none.
+	launcher *batchv1.Job
+}
+
+func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*children, error) {
+	kids := &children{workers: map[int]*corev1.Pod{}}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace),
+		client.MatchingLabels(builder.RoleLabels(job, builder.RoleWorker))); err != nil {
+		return nil, fmt.Errorf("listing worker Pods: %w", err)
+	}
+	n := int(job.Workers())
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !metav1.IsControlledBy(pod, job) {
+			continue
+		}
+		idx, err := strconv.Atoi(pod.Labels[kubeflow.LabelReplicaIndex])
+		if err != nil || idx < 0 || idx >= n || pod.Name != builder.WorkerName(job, idx) {
+			kids.surplus = append(kids.surplus, pod)
+			continue
+		}
+		kids.workers[idx] = pod
+	}
+
+	launcher := &batchv1.Job{}
+	err := r.Client.Get(ctx, objectKey(job, builder.LauncherName(job)), launcher)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("getting launcher Job: %w", err)
+	case !metav1.IsControlledBy(launcher, job):
+		return nil, fmt.Errorf("job %s exists and is not controlled by this MPIJob", launcher.Name)
+	default:
+		kids.launcher = launcher
+	}
+	return kids, nil
+}
+
+// isTerminating reports whether a Pod is being deleted.
+func isTerminating(pod *corev1.Pod) bool { return pod.DeletionTimestamp != nil }
+
+func isRunning(pod *corev1.Pod) bool {
+	return !isTerminating(pod) && pod.Status.Phase == corev1.PodRunning
+}
+
+func isPodReady(pod *corev1.Pod) bool {
+	if !isRunning(pod) {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func isPodFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// allWorkers reports whether every one of the job's n workers exists and
+// satisfies ok.
+func (k *children) allWorkers(n int, ok func(*corev1.Pod) bool) bool {
+	for i := range n {
+		p := k.workers[i]
+		if p == nil || !ok(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// runningWorkers lists the indices of running workers, in order.
+func (k *children) runningWorkers(n int) []int {
+	var out []int
+	for i := range n {
+		if p := k.workers[i]; p != nil && isRunning(p) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/sshkey"
+)
+
+// getOwned reads a child into obj. It reports false when the child does
+// not exist, and an error when it exists but belongs to someone else: the
+// controller never adopts or overwrites an object it did not make.
+func (r *Reconciler) getOwned(ctx context.Context, job *kubeflow.MPIJob, name string, obj client.Object) (bool, error) {
+	err := r.Client.Get(ctx, objectKey(job, name), obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("getting %T %s: %w", obj, name, err)
+	case !metav1.IsControlledBy(obj, job):
+		return false, fmt.Errorf("%T %s exists and is not controlled by this MPIJob", obj, name)
+	}
+	return true, nil
+}
+
+// create creates a child; AlreadyExists means a stale cache hid our own
+// earlier creation, which is success.
+func (r *Reconciler) create(ctx context.Context, obj client.Object) error {
+	if err := r.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+	}
+	return nil
+}
+
+// ensureSecret makes the job's key pair once. The Secret is immutable.
+func (r *Reconciler) ensureSecret(ctx context.Context, job *kubeflow.MPIJob) error {
+	found, err := r.getOwned(ctx, job, builder.SSHSecretName(job), &corev1.Secret{})
+	if found || err != nil {
+		return err
+	}
+	priv, pub, err := sshkey.Generate()
+	if err != nil {
+		return err
+	}
+	return r.create(ctx, builder.SSHSecret(job, priv, pub))
+}
+
+// ensureService makes the headless Service. Its spec never changes.
+func (r *Reconciler) ensureService(ctx context.Context, job *kubeflow.MPIJob) error {
+	found, err := r.getOwned(ctx, job, builder.ServiceName(job), &corev1.Service{})
+	if found || err != nil {
+		return err
+	}
+	return r.create(ctx, builder.Service(job))
+}
+
+// ensureConfigMap makes the hostfile ConfigMap, and rewrites it when the
+// workers or the running ones changed.
+func (r *Reconciler) ensureConfigMap(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
+	want := builder.ConfigMap(job, kids.runningWorkers(int(job.Workers())), r.Options)
+	have := &corev1.ConfigMap{}
+	found, err := r.getOwned(ctx, job, want.Name, have)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return r.create(ctx, want)
+	}
+	if maps.Equal(have.Data, want.Data) {
+		return nil
+	}
+	have.Data = want.Data
+	if err := r.Client.Update(ctx, have); err != nil {
+		return fmt.Errorf("updating ConfigMap %s: %w", have.Name, err)
+	}
+	return nil
+}

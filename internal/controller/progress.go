@@ -1,0 +1,115 @@
+package controller
+
+import (
+	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+)
+
+// The functions here compute status in memory, from the job and what the
+// cache shows; they do no I/O.
+
+func markCreated(s *state) {
+	if getCondition(s.status, kubeflow.JobCreated) == nil {
+		setCondition(s.status, kubeflow.JobCreated, corev1.ConditionTrue, ReasonCreated,
+			fmt.Sprintf("MPIJob %s/%s is created.", s.job.Namespace, s.job.Name), s.now)
+	}
+}
+
+// markStarted sets startTime when the job starts and again when it
+// resumes, so that activeDeadlineSeconds never counts suspended time.
+func markStarted(s *state) {
+	if isTrue(s.status, kubeflow.JobSuspended) {
+		setCondition(s.status, kubeflow.JobSuspended, corev1.ConditionFalse, ReasonResumed,
+			fmt.Sprintf("MPIJob %s/%s is resumed.", s.job.Namespace, s.job.Name), s.now)
+		s.status.StartTime = nil
+	}
+	if s.status.StartTime == nil {
+		s.status.StartTime = ptr.To(s.now)
+	}
+}
+
+func markSuspended(s *state) {
+	msg := fmt.Sprintf("MPIJob %s/%s is suspended.", s.job.Namespace, s.job.Name)
+	setCondition(s.status, kubeflow.JobSuspended, corev1.ConditionTrue, ReasonSuspended, msg, s.now)
+	setFalseIfPresent(s.status, kubeflow.JobRunning, ReasonSuspended, msg, s.now)
+}
+
+// markFailed ends the job as Failed.
+func (r *Reconciler) markFailed(s *state, reason, msg string) {
+	setCondition(s.status, kubeflow.JobFailed, corev1.ConditionTrue, reason, msg, s.now)
+	setFalseIfPresent(s.status, kubeflow.JobRunning, reason, msg, s.now)
+	if s.status.CompletionTime == nil {
+		s.status.CompletionTime = ptr.To(s.now)
+	}
+}
+
+// updateReplicaStatuses counts the Pods of each role.
+func updateReplicaStatuses(s *state, kids *children) {
+	workers := &kubeflow.ReplicaStatus{Selector: builder.WorkerSelector(s.job).String()}
+	for _, p := range kids.workerPods(func(*corev1.Pod) bool { return true }) {
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded:
+			workers.Succeeded++
+		case p.Status.Phase == corev1.PodFailed:
+			workers.Failed++
+		case isRunning(p):
+			workers.Active++
+		}
+	}
+	launcher := &kubeflow.ReplicaStatus{}
+	if l := kids.launcher; l != nil {
+		launcher.Active = l.Status.Active
+		launcher.Succeeded = l.Status.Succeeded
+		launcher.Failed = l.Status.Failed
+	}
+	s.status.ReplicaStatuses = map[kubeflow.MPIReplicaType]*kubeflow.ReplicaStatus{
+		kubeflow.MPIReplicaTypeLauncher: launcher,
+		kubeflow.MPIReplicaTypeWorker:   workers,
+	}
+}
+
+// updateProgress sets Running, Succeeded and Failed from the workers and
+// the launcher Job.
+func updateProgress(s *state, kids *children) {
+	job, l := s.job, kids.launcher
+	name := job.Namespace + "/" + job.Name
+	if l != nil {
+		if c := jobCondition(l, batchv1.JobComplete); c != nil {
+			msg := fmt.Sprintf("MPIJob %s successfully completed.", name)
+			setCondition(s.status, kubeflow.JobSucceeded, corev1.ConditionTrue, ReasonSucceeded, msg, s.now)
+			setFalseIfPresent(s.status, kubeflow.JobRunning, ReasonSucceeded, msg, s.now)
+			s.status.CompletionTime = completionTime(l, s)
+			return
+		}
+		if c := jobCondition(l, batchv1.JobFailed); c != nil {
+			reason := c.Reason
+			if reason == "" {
+				reason = ReasonFailed
+			}
+			msg := fmt.Sprintf("MPIJob %s failed: launcher Job %s: %s", name, l.Name, c.Message)
+			setCondition(s.status, kubeflow.JobFailed, corev1.ConditionTrue, reason, msg, s.now)
+			setFalseIfPresent(s.status, kubeflow.JobRunning, reason, msg, s.now)
+			s.status.CompletionTime = completionTime(l, s)
+			return
+		}
+	}
+	launcherRunning := l != nil && ptr.Deref(l.Status.Ready, 0) > 0
+	if launcherRunning && kids.allWorkers(int(job.Workers()), isRunning) {
+		setCondition(s.status, kubeflow.JobRunning, corev1.ConditionTrue, ReasonRunning,
+			fmt.Sprintf("MPIJob %s is running.", name), s.now)
+	}
+}
+
+func completionTime(l *batchv1.Job, s *state) *metav1.Time {
+	if l.Status.CompletionTime != nil {
+		return l.Status.CompletionTime
+	}
+	return ptr.To(s.now)
+}

@@ -1,0 +1,180 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+)
+
+// Reconciler drives MPIJobs. Its dependencies are injected so that tests can
+// run it against a fake client, a fake clock and a fake recorder.
+type Reconciler struct {
+	Client       client.Client
+	Recorder     events.EventRecorder
+	Clock        clock.PassiveClock
+	Expectations *Expectations
+	Options      builder.Options
+	// CreateParallelism caps the Pod creations in flight for one job.
+	CreateParallelism int
+}
+
+// state is the state of one reconcile: the defaulted job and the status
+// being computed for it. Steps change status in memory; it is written once.
+type state struct {
+	job     *kubeflow.MPIJob
+	status  *kubeflow.JobStatus
+	now     metav1.Time
+	requeue time.Duration
+}
+
+// requeueAfter asks for another reconcile no later than d from now.
+func (s *state) requeueAfter(d time.Duration) {
+	if d > 0 && (s.requeue == 0 || d < s.requeue) {
+		s.requeue = d
+	}
+}
+
+func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name }
+
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=get;list;watch;update;delete
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile brings one MPIJob one step closer to its desired state.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	job := &kubeflow.MPIJob{}
+	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Expectations.Forget(req.String())
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting MPIJob: %w", err)
+	}
+	if !job.IsManagedByUs() || job.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	if !r.Expectations.Satisfied(jobKey(job)) {
+		log.V(4).Info("Waiting for the cache to observe this controller's Pod writes")
+		return ctrl.Result{RequeueAfter: expectationsTimeout}, nil
+	}
+
+	observed := job.Status.DeepCopy()
+	kubeflow.SetDefaults(job)
+	s := &state{job: job, status: job.Status.DeepCopy(), now: metav1.NewTime(r.Clock.Now())}
+	err := r.sync(ctx, s)
+	if werr := r.writeStatus(ctx, job, observed, s.status); werr != nil {
+		return ctrl.Result{}, werr
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: s.requeue}, nil
+}
+
+// sync runs the steps of a reconcile in order. Each step returns early only
+// on an error; what it decided is in s.status.
+func (r *Reconciler) sync(ctx context.Context, s *state) error {
+	if isFinished(s.status) {
+		return r.reconcileFinished(ctx, s)
+	}
+	if errs := kubeflow.Validate(s.job); len(errs) > 0 {
+		r.markFailed(s, ReasonValidationError, errs.ToAggregate().Error())
+		return nil
+	}
+	markCreated(s)
+	kids, err := r.observe(ctx, s.job)
+	if err != nil {
+		return err
+	}
+	if err := r.ensureSecret(ctx, s.job); err != nil {
+		return err
+	}
+	if err := r.ensureService(ctx, s.job); err != nil {
+		return err
+	}
+	if s.job.IsSuspended() {
+		return r.suspend(ctx, s, kids)
+	}
+	markStarted(s)
+	if done, err := r.enforceDeadline(ctx, s, kids); done || err != nil {
+		return err
+	}
+	if done, err := r.handleWorkerFailures(ctx, s, kids); done || err != nil {
+		return err
+	}
+	if err := r.ensureConfigMap(ctx, s.job, kids); err != nil {
+		return err
+	}
+	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {
+		return err
+	}
+	if err := r.reconcileLauncher(ctx, s.job, kids); err != nil {
+		return err
+	}
+	updateReplicaStatuses(s, kids)
+	updateProgress(s, kids)
+	if isFinished(s.status) {
+		return r.cleanupPods(ctx, s.job, kids)
+	}
+	return nil
+}
+
+// writeStatus writes the computed status if it differs from what was
+// observed, then announces the transitions. Update carries the
+// resourceVersion read, so a concurrent writer makes it fail and the
+// reconcile is retried on fresh data instead of overwriting.
+func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflow.MPIJob, observed, computed *kubeflow.JobStatus) error {
+	if equality.Semantic.DeepEqual(observed, computed) {
+		return nil
+	}
+	now := metav1.NewTime(r.Clock.Now())
+	computed.LastReconcileTime = &now
+	job.Status = *computed
+	if err := r.Client.Status().Update(ctx, job); err != nil {
+		return fmt.Errorf("writing status of MPIJob: %w", err)
+	}
+	r.announce(ctx, job, transitions(observed, computed))
+	return nil
+}
+
+// announce emits an event and updates the metrics for each transition.
+// It runs only after the status write succeeded, so a conflict never
+// double-counts.
+func (r *Reconciler) announce(ctx context.Context, job *kubeflow.MPIJob, ts []transition) {
+	log := ctrl.LoggerFrom(ctx)
+	for _, t := range ts {
+		eventType := corev1.EventTypeNormal
+		if t.Type == kubeflow.JobFailed {
+			eventType = corev1.EventTypeWarning
+		}
+		log.Info("MPIJob condition changed", "mpijob", klog.KObj(job), "condition", t.Type, "reason", t.Reason, "resumed", t.Resumed)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(job, nil, eventType, t.Reason, string(t.Type), "%s", t.Message)
+		}
+		recordTransition(job, t, r.Clock.Now())
+	}
+}
+
+func objectKey(job *kubeflow.MPIJob, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: job.Namespace, Name: name}
+}

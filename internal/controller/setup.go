@@ -1,0 +1,131 @@
+package controller
+
+import (
+	"context"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// CacheOptions restricts the manager's cache to the objects this operator
+// made: Pods, Jobs, Services, ConfigMaps and Secrets carrying our operator
+// label (and only worker Pods: the launcher Pod is seen through its Job).
+// Memory then does not grow with the rest of the cluster. managedFields are
+// dropped, as nothing here reads them. namespaces limits the scope; empty
+// means all.
+func CacheOptions(namespaces []string) cache.Options {
+	ours := labels.SelectorFromSet(labels.Set{kubeflow.LabelOperatorName: kubeflow.OperatorName})
+	workers := labels.SelectorFromSet(labels.Set{
+		kubeflow.LabelOperatorName: kubeflow.OperatorName,
+		kubeflow.LabelJobRole:      "worker",
+	})
+	opts := cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:       {Label: workers},
+			&batchv1.Job{}:      {Label: ours},
+			&corev1.Service{}:   {Label: ours},
+			&corev1.ConfigMap{}: {Label: ours},
+			&corev1.Secret{}:    {Label: ours},
+		},
+	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// SetupWithManager registers the controller: MPIJobs managed by us, their
+// launcher Jobs and worker Pods, and the deletion of their other children
+// (which the controller then makes again).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	onlyDeletes := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+	managedByUs := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		job, ok := o.(*kubeflow.MPIJob)
+		return ok && job.IsManagedByUs()
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("mpijob").
+		For(&kubeflow.MPIJob{}, builder.WithPredicates(managedByUs, predicate.GenerationChangedPredicate{})).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.Service{}, builder.WithPredicates(onlyDeletes)).
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
+		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
+		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// podHandler enqueues a worker Pod's MPIJob and tells the expectations what
+// the cache now shows. A Pod that starts terminating counts as deleted: its
+// name stays taken until it is gone, but the deletion was seen.
+type podHandler struct {
+	expectations *Expectations
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+func (h *podHandler) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q queue) {
+	if req, ok := ownerRequest(e.Object); ok {
+		h.expectations.CreationObserved(req.String(), e.Object.GetName())
+		if e.Object.GetDeletionTimestamp() != nil {
+			h.expectations.DeletionObserved(req.String(), e.Object.GetName())
+		}
+		q.Add(req)
+	}
+}
+
+func (h *podHandler) Update(_ context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
+	if req, ok := ownerRequest(e.ObjectNew); ok {
+		if e.ObjectNew.GetDeletionTimestamp() != nil {
+			h.expectations.DeletionObserved(req.String(), e.ObjectNew.GetName())
+		}
+		q.Add(req)
+	}
+}
+
+func (h *podHandler) Delete(_ context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
+	if req, ok := ownerRequest(e.Object); ok {
+		h.expectations.DeletionObserved(req.String(), e.Object.GetName())
+		q.Add(req)
+	}
+}
+
+func (h *podHandler) Generic(_ context.Context, e event.TypedGenericEvent[client.Object], q queue) {
+	if req, ok := ownerRequest(e.Object); ok {
+		q.Add(req)
+	}
+}
+
+// ownerRequest is the reconcile request of the MPIJob controlling obj.
+func ownerRequest(obj client.Object) (reconcile.Request, bool) {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != kubeflow.Kind || ref.APIVersion != kubeflow.GroupVersion.String() {
+		return reconcile.Request{}, false
+	}
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}, true
+}
+
+var _ handler.EventHandler = &podHandler{}

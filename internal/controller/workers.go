@@ -1,0 +1,129 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	gosync "sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+)
+
+// reconcileWorkers creates the missing workers of indices 0..n-1 and deletes
+// the workers beyond n (after a scale down).
+func (r *Reconciler) reconcileWorkers(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
+	var missing []int
+	for i := range int(job.Workers()) {
+		if kids.workers[i] == nil {
+			missing = append(missing, i)
+		}
+	}
+	return errors.Join(r.createWorkers(ctx, job, missing), r.deletePods(ctx, job, kids.surplus))
+}
+
+// createWorkers creates the given workers in parallel, in batches that
+// double in size (1, 2, 4, ...) up to CreateParallelism, as the Job
+// controller does: a job that cannot create Pods (quota, admission) fails
+// after one request instead of a thousand.
+func (r *Reconciler) createWorkers(ctx context.Context, job *kubeflow.MPIJob, indices []int) error {
+	if len(indices) == 0 {
+		return nil
+	}
+	key := jobKey(job)
+	names := make([]string, len(indices))
+	for i, idx := range indices {
+		names[i] = builder.WorkerName(job, idx)
+	}
+	r.Expectations.ExpectCreations(key, names...)
+	done, err := slowStartBatch(len(indices), r.CreateParallelism, func(i int) error {
+		pod := builder.WorkerPod(job, indices[i])
+		if err := r.Client.Create(ctx, pod); err != nil {
+			// The informer will not report this Pod as new: lower the
+			// expectation now.
+			r.Expectations.CreationObserved(key, pod.Name)
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			return fmt.Errorf("creating Pod %s: %w", pod.Name, err)
+		}
+		return nil
+	})
+	for _, name := range names[done:] {
+		r.Expectations.CreationObserved(key, name)
+	}
+	return err
+}
+
+// slowStartBatch calls fn for 0..count-1 in batches of 1, 2, 4, ... (at
+// most limit) and stops after the first batch with an error. It returns how
+// many calls were made.
+func slowStartBatch(count, limit int, fn func(int) error) (int, error) {
+	limit = max(limit, 1)
+	started := 0
+	for size := 1; started < count; size = min(2*size, limit) {
+		batch := min(size, count-started)
+		errs := make([]error, batch)
+		var wg gosync.WaitGroup
+		for i := range batch {
+			wg.Go(func() { errs[i] = fn(started + i) })
+		}
+		wg.Wait()
+		started += batch
+		if err := errors.Join(errs...); err != nil {
+			return started, err
+		}
+	}
+	return started, nil
+}
+
+// deletePods deletes the given Pods in parallel; Pods already terminating
+// are left to finish.
+func (r *Reconciler) deletePods(ctx context.Context, job *kubeflow.MPIJob, pods []*corev1.Pod) error {
+	var doomed []*corev1.Pod
+	for _, p := range pods {
+		if !isTerminating(p) {
+			doomed = append(doomed, p)
+		}
+	}
+	if len(doomed) == 0 {
+		return nil
+	}
+	key := jobKey(job)
+	for _, p := range doomed {
+		r.Expectations.ExpectDeletions(key, p.Name)
+	}
+	_, err := slowStartBatch(len(doomed), r.CreateParallelism, func(i int) error {
+		p := doomed[i]
+		err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+		if err != nil {
+			r.Expectations.DeletionObserved(key, p.Name)
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				return nil
+			}
+			return fmt.Errorf("deleting Pod %s: %w", p.Name, err)
+		}
+		return nil
+	})
+	return err
+}
+
+// workerPods returns the job's worker Pods (surplus included) that match.
+func (k *children) workerPods(match func(*corev1.Pod) bool) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range k.workers {
+		if match(p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range k.surplus {
+		if match(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+func TestCreateMakesEveryChild(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("pi", ns).Workers(3).Slots(2).Obj())
+	ctx := context.Background()
+
+	pods := waitWorkers(t, job, 3)
+	for i, p := range pods {
+		if !metav1.IsControlledBy(&p, job) {
+			t.Errorf("Pod %s is not controlled by the MPIJob", p.Name)
+		}
+		if p.Spec.Hostname != p.Name || p.Spec.Subdomain != "pi" {
+			t.Errorf("Pod %s: hostname %q subdomain %q", p.Name, p.Spec.Hostname, p.Spec.Subdomain)
+		}
+		for _, l := range []string{kubeflow.LabelJobName, kubeflow.LabelOperatorName, kubeflow.LabelJobRole, kubeflow.LabelReplicaIndex} {
+			if p.Labels[l] == "" {
+				t.Errorf("Pod %s lacks label %s", p.Name, l)
+			}
+		}
+		_ = i
+	}
+	l := launcherJob(t, job)
+	if !metav1.IsControlledBy(l, job) || l.Spec.Template.Spec.AutomountServiceAccountToken == nil || *l.Spec.Template.Spec.AutomountServiceAccountToken {
+		t.Errorf("launcher Job: controlled=%t automountServiceAccountToken=%v", metav1.IsControlledBy(l, job), l.Spec.Template.Spec.AutomountServiceAccountToken)
+	}
+
+	secret := &corev1.Secret{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pi-ssh"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	if secret.Type != corev1.SecretTypeSSHAuth || secret.Immutable == nil || !*secret.Immutable || len(secret.Data[corev1.SSHAuthPrivateKey]) == 0 {
+		t.Errorf("Secret: type %s immutable %v keys %d", secret.Type, secret.Immutable, len(secret.Data))
+	}
+	svc := &corev1.Service{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pi"}, svc); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses {
+		t.Errorf("Service is not headless with not-ready addresses: %+v", svc.Spec)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pi-config"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&want, "pi-worker-%d.pi.%s.svc.%s slots=2\n", i, ns, clusterDomain)
+	}
+	if diff := cmp.Diff(want.String(), cm.Data["hostfile"]); diff != "" {
+		t.Errorf("hostfile (-want +got):\n%s", diff)
+	}
+
+	got := waitCondition(t, job, kubeflow.JobCreated, corev1.ConditionTrue)
+	if got.Status.StartTime == nil {
+		t.Error("startTime not set")
+	}
+	if sel := got.Status.ReplicaStatuses[kubeflow.MPIReplicaTypeWorker].Selector; sel != builder.WorkerSelector(job).String() {
+		t.Errorf("worker selector = %q", sel)
+	}
+}
+
+func TestRunningThenSucceededCleansPods(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("ok", ns).Workers(2).CleanPodPolicy(kubeflow.CleanPodPolicyRunning).Obj())
+	runWorkers(t, job, 2)
+	launcherJob(t, job)
+	startLauncher(t, job)
+	got := waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
+	if rs := got.Status.ReplicaStatuses[kubeflow.MPIReplicaTypeWorker]; rs.Active != 2 {
+		t.Errorf("worker active = %d, want 2", rs.Active)
+	}
+
+	finishLauncher(t, job, true, "", "")
+	got = waitCondition(t, job, kubeflow.JobSucceeded, corev1.ConditionTrue)
+	if got.Status.CompletionTime == nil {
+		t.Error("completionTime not set")
+	}
+	if c := condition(got, kubeflow.JobRunning); c.Status != corev1.ConditionFalse {
+		t.Errorf("Running is %s after success", c.Status)
+	}
+	waitWorkers(t, job, 0)
+}
+
+func TestLauncherFailurePastBackoffLimitFailsJob(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("bad", ns).Workers(1).BackoffLimit(2).Obj())
+	l := launcherJob(t, job)
+	if l.Spec.BackoffLimit == nil || *l.Spec.BackoffLimit != 2 {
+		t.Errorf("launcher backoffLimit = %v, want 2", l.Spec.BackoffLimit)
+	}
+	finishLauncher(t, job, false, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+	got := waitCondition(t, job, kubeflow.JobFailed, corev1.ConditionTrue)
+	c := condition(got, kubeflow.JobFailed)
+	if c.Reason != "BackoffLimitExceeded" || !strings.Contains(c.Message, "backoff limit") {
+		t.Errorf("Failed condition: reason %q message %q", c.Reason, c.Message)
+	}
+	// cleanPodPolicy defaults to None: the worker stays.
+	consistently(t, "worker kept under cleanPodPolicy None", 500*1e6, func(ctx context.Context) (bool, error) {
+		pods, err := workerPods(ctx, job)
+		return len(pods) == 1, err
+	})
+}
