@@ -21,7 +21,7 @@ generate: $(CONTROLLER_GEN) ## deepcopy functions of the API types
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## CRD and RBAC under config/
-	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=mpi-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: build

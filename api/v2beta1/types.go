@@ -170,6 +170,8 @@ type SchedulingPolicy struct {
 }
 
 // ReplicaSpec describes the Pods of one role.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.template) && has(self.template.spec) && has(self.template.spec.containers) && size(self.template.spec.containers) > 0",message="template.spec.containers must list at least one container"
 type ReplicaSpec struct {
 	// Number of Pods. Launcher: 1. Worker: defaults to 0.
 	// +optional

@@ -20,11 +20,17 @@ import (
 // ttlSecondsAfterFinished the MPIJob itself is deleted (garbage collection
 // takes the children). Its status no longer changes.
 func (r *Reconciler) reconcileFinished(ctx context.Context, s *state) error {
-	if expired, err := r.expireTTL(ctx, s); expired || err != nil {
-		return err
-	}
 	kids, err := r.observe(ctx, s.job)
 	if err != nil {
+		return err
+	}
+	return r.finish(ctx, s, kids)
+}
+
+// finish runs, on every reconcile of a finished job including the one that
+// finished it, the cleanup and the TTL.
+func (r *Reconciler) finish(ctx context.Context, s *state, kids *children) error {
+	if expired, err := r.expireTTL(ctx, s); expired || err != nil {
 		return err
 	}
 	return r.cleanupPods(ctx, s.job, kids)

@@ -83,6 +83,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	s := &state{job: job, status: job.Status.DeepCopy(), now: metav1.NewTime(r.Clock.Now())}
 	err := r.sync(ctx, s)
 	if werr := r.writeStatus(ctx, job, observed, s.status); werr != nil {
+		if apierrors.IsConflict(werr) {
+			// The cache had not caught up with our previous write, or
+			// the user changed the job: expected, retried on fresh data.
+			log.V(2).Info("Status write conflicted; retrying", "err", werr)
+			return ctrl.Result{Requeue: true}, nil
+		}
 		return ctrl.Result{}, werr
 	}
 	if err != nil {
@@ -134,7 +140,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	updateReplicaStatuses(s, kids)
 	updateProgress(s, kids)
 	if isFinished(s.status) {
-		return r.cleanupPods(ctx, s.job, kids)
+		return r.finish(ctx, s, kids)
 	}
 	return nil
 }

@@ -1,0 +1,135 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+func TestForeignManagedByIsLeftAlone(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("remote", ns).Workers(2).ManagedBy(kubeflow.MultiKueueController).Obj())
+	// A job of ours created after it, in the same namespace, proves the
+	// controller is running and has had time to see both.
+	mine := createJob(t, testjob.MakeMPIJob("local", ns).Workers(1).Obj())
+	waitWorkers(t, mine, 1)
+	consistently(t, "nothing made for and nothing written to a MultiKueue job", time.Second, func(ctx context.Context) (bool, error) {
+		got, err := getJob(ctx, job)
+		if err != nil {
+			return false, err
+		}
+		if len(got.Status.Conditions) > 0 || got.Status.StartTime != nil || got.Status.ReplicaStatuses != nil {
+			return false, fmt.Errorf("status written: %+v", got.Status)
+		}
+		pods, err := workerPods(ctx, job)
+		if err != nil || len(pods) > 0 {
+			return false, err
+		}
+		for _, obj := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}, &corev1.Service{}, &batchv1.Job{}} {
+			name := map[string]string{"*v1.Secret": "remote-ssh", "*v1.ConfigMap": "remote-config", "*v1.Service": "remote", "*v1.Job": "remote-launcher"}[fmt.Sprintf("%T", obj)]
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); !apierrors.IsNotFound(err) {
+				return false, fmt.Errorf("%T %s: %v", obj, name, err)
+			}
+		}
+		return true, nil
+	})
+}
+
+func TestTTLDeletesFinishedJob(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("ttl", ns).Workers(1).TTL(1).Obj())
+	launcherJob(t, job)
+	finishLauncher(t, job, true, "", "")
+	waitCondition(t, job, kubeflow.JobSucceeded, corev1.ConditionTrue)
+	eventually(t, "MPIJob deleted after its TTL", func(ctx context.Context) (bool, error) {
+		_, err := getJob(ctx, job)
+		return apierrors.IsNotFound(err), err
+	})
+}
+
+func TestActiveDeadlineCoversTheWaitForWorkers(t *testing.T) {
+	ns := newNamespace(t)
+	// The workers never become Ready, so the launcher is never made: the
+	// deadline must still fire, counted from startTime.
+	job := createJob(t, testjob.MakeMPIJob("late", ns).Workers(2).WaitForWorkers().ActiveDeadline(2).Obj())
+	waitWorkers(t, job, 2)
+	got := waitCondition(t, job, kubeflow.JobFailed, corev1.ConditionTrue)
+	if c := condition(got, kubeflow.JobFailed); c.Reason != "DeadlineExceeded" || !strings.Contains(c.Message, "activeDeadlineSeconds") {
+		t.Errorf("Failed condition: %s %q", c.Reason, c.Message)
+	}
+	if got.Status.CompletionTime == nil || got.Status.CompletionTime.Sub(got.Status.StartTime.Time) < 2*time.Second {
+		t.Errorf("failed too early: start %v completion %v", got.Status.StartTime, got.Status.CompletionTime)
+	}
+	waitWorkers(t, job, 0)
+	if exists, err := launcherExists(context.Background(), job); exists || err != nil {
+		t.Errorf("launcher exists after the deadline (err %v)", err)
+	}
+}
+
+func TestActiveDeadlineStopsRunningLauncher(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("slow", ns).Workers(1).ActiveDeadline(2).Obj())
+	runWorkers(t, job, 1)
+	launcherJob(t, job)
+	startLauncher(t, job)
+	waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
+	waitCondition(t, job, kubeflow.JobFailed, corev1.ConditionTrue)
+	eventually(t, "launcher Job deleted", func(ctx context.Context) (bool, error) {
+		exists, err := launcherExists(ctx, job)
+		return !exists, err
+	})
+	waitWorkers(t, job, 0)
+}
+
+func TestWorkerFailureFailsJobAndEvictionReplacesWorker(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("crash", ns).Workers(2).Obj())
+	pods := waitWorkers(t, job, 2)
+
+	// An evicted worker is replaced, not counted as the program's failure.
+	evicted := pods[0]
+	eventually(t, "evicting worker", func(ctx context.Context) (bool, error) {
+		p := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(&evicted), p); err != nil {
+			return false, err
+		}
+		p.Status.Phase = corev1.PodFailed
+		p.Status.Reason = "Evicted"
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"}}
+		return true, k8s.Status().Update(ctx, p)
+	})
+	eventually(t, "evicted worker replaced", func(ctx context.Context) (bool, error) {
+		p := &corev1.Pod{}
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(&evicted), p)
+		return err == nil && p.UID != evicted.UID && p.Status.Phase == corev1.PodPending, err
+	})
+	if got, _ := getJob(context.Background(), job); condition(got, kubeflow.JobFailed) != nil {
+		t.Fatal("eviction failed the job")
+	}
+
+	crashed := pods[1]
+	eventually(t, "crashing worker", func(ctx context.Context) (bool, error) {
+		p := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(&crashed), p); err != nil {
+			return false, err
+		}
+		p.Status.Phase = corev1.PodFailed
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}}}
+		return true, k8s.Status().Update(ctx, p)
+	})
+	got := waitCondition(t, job, kubeflow.JobFailed, corev1.ConditionTrue)
+	if c := condition(got, kubeflow.JobFailed); c.Reason != "WorkerFailed" || !strings.Contains(c.Message, "exited with code 3") {
+		t.Errorf("Failed condition: %s %q", c.Reason, c.Message)
+	}
+}
