@@ -30,7 +30,7 @@ func LauncherJob(job *kubeflow.MPIJob, suspend bool) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: objectMeta(job, LauncherName(job), labels),
 		Spec: batchv1.JobSpec{
-			BackoffLimit:     job.Spec.RunPolicy.BackoffLimit,
+			BackoffLimit:     copyInt32(job.Spec.RunPolicy.BackoffLimit),
 			Suspend:          &suspend,
 			Template:         t,
 			PodFailurePolicy: launcherFailurePolicy(policy, spec.RestartPolicy),
@@ -87,3 +87,12 @@ func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 }
 
 func ptrMode(m int32) *int32 { return &m }
+
+// copyInt32 copies a pointer field, so the built object shares no memory
+// with the job.
+func copyInt32(p *int32) *int32 {
+	if p == nil {
+		return nil
+	}
+	return ptrMode(*p)
+}

@@ -1,0 +1,154 @@
+package builder
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+func TestHostfile(t *testing.T) {
+	cases := map[string]struct {
+		job  *testjob.Wrapper
+		opts Options
+		want string
+	}{
+		"OpenMPI lists each worker as host slots=N": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(2).Slots(4),
+			opts: testOpts,
+			want: "pi-worker-0.pi.ns.svc.cluster.test slots=4\n" +
+				"pi-worker-1.pi.ns.svc.cluster.test slots=4\n",
+		},
+		"OpenMPI is the default implementation and slots default to 1": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(1),
+			opts: testOpts,
+			want: "pi-worker-0.pi.ns.svc.cluster.test slots=1\n",
+		},
+		"Intel MPI lists each worker as host:N": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(2).Slots(2).Implementation(kubeflow.MPIImplementationIntel),
+			opts: testOpts,
+			want: "pi-worker-0.pi.ns.svc.cluster.test:2\n" +
+				"pi-worker-1.pi.ns.svc.cluster.test:2\n",
+		},
+		"MPICH lists each worker as host:N": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(3).Slots(8).Implementation(kubeflow.MPIImplementationMPICH),
+			opts: testOpts,
+			want: "pi-worker-0.pi.ns.svc.cluster.test:8\n" +
+				"pi-worker-1.pi.ns.svc.cluster.test:8\n" +
+				"pi-worker-2.pi.ns.svc.cluster.test:8\n",
+		},
+		"hosts are qualified with the job's name, namespace and the cluster domain": {
+			job:  testjob.MakeMPIJob("train", "team-a").Workers(1),
+			opts: Options{ClusterDomain: "corp.example"},
+			want: "train-worker-0.train.team-a.svc.corp.example slots=1\n",
+		},
+		"OpenMPI with runLauncherAsWorker lists the launcher first": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(2).Slots(2).LauncherAsWorker(),
+			opts: testOpts,
+			want: "pi-launcher.pi.ns.svc.cluster.test slots=2\n" +
+				"pi-worker-0.pi.ns.svc.cluster.test slots=2\n" +
+				"pi-worker-1.pi.ns.svc.cluster.test slots=2\n",
+		},
+		"Intel MPI with runLauncherAsWorker lists the launcher first": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(3).LauncherAsWorker().Implementation(kubeflow.MPIImplementationIntel),
+			opts: testOpts,
+			want: "pi-launcher.pi.ns.svc.cluster.test:3\n" +
+				"pi-worker-0.pi.ns.svc.cluster.test:3\n",
+		},
+		"no workers gives an empty hostfile": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(0),
+			opts: testOpts,
+			want: "",
+		},
+		"no workers with runLauncherAsWorker lists only the launcher": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(0).LauncherAsWorker(),
+			opts: testOpts,
+			want: "pi-launcher.pi.ns.svc.cluster.test slots=1\n",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Hostfile(defaulted(tc.job), tc.opts)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Hostfile (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDiscoverHosts(t *testing.T) {
+	cases := map[string]struct {
+		job     *testjob.Wrapper
+		running []int
+		want    string
+	}{
+		"no running worker gives a script printing nothing": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(3),
+			want: "#!/bin/sh\n",
+		},
+		"only the given running indices are listed, with slots": {
+			job:     testjob.MakeMPIJob("pi", "ns").Workers(4).Slots(2),
+			running: []int{0, 2},
+			want: "#!/bin/sh\n" +
+				"echo pi-worker-0.pi.ns.svc.cluster.test:2\n" +
+				"echo pi-worker-2.pi.ns.svc.cluster.test:2\n",
+		},
+		"every worker running lists them all": {
+			job:     testjob.MakeMPIJob("pi", "ns").Workers(2),
+			running: []int{0, 1},
+			want: "#!/bin/sh\n" +
+				"echo pi-worker-0.pi.ns.svc.cluster.test:1\n" +
+				"echo pi-worker-1.pi.ns.svc.cluster.test:1\n",
+		},
+		"runLauncherAsWorker lists the launcher first": {
+			job:     testjob.MakeMPIJob("pi", "ns").Workers(3).Slots(4).LauncherAsWorker(),
+			running: []int{1},
+			want: "#!/bin/sh\n" +
+				"echo pi-launcher.pi.ns.svc.cluster.test:4\n" +
+				"echo pi-worker-1.pi.ns.svc.cluster.test:4\n",
+		},
+		"runLauncherAsWorker with no running worker lists the launcher": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(3).LauncherAsWorker(),
+			want: "#!/bin/sh\n" + "echo pi-launcher.pi.ns.svc.cluster.test:1\n",
+		},
+		"the format is Horovod's host:slots whatever the MPI implementation": {
+			job:     testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(2).Implementation(kubeflow.MPIImplementationOpenMPI),
+			running: []int{0},
+			want:    "#!/bin/sh\n" + "echo pi-worker-0.pi.ns.svc.cluster.test:2\n",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := DiscoverHosts(defaulted(tc.job), tc.running, testOpts)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("DiscoverHosts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConfigMapHoldsHostfileAndDiscoverHosts(t *testing.T) {
+	job := defaulted(testjob.MakeMPIJob("pi", "ns").Workers(2).Implementation(kubeflow.MPIImplementationMPICH))
+	want := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            "pi-config",
+			Namespace:       "ns",
+			Labels:          jobLabels("pi"),
+			OwnerReferences: ownerRefs(job),
+		},
+		Data: map[string]string{
+			"hostfile": "pi-worker-0.pi.ns.svc.cluster.test:1\n" +
+				"pi-worker-1.pi.ns.svc.cluster.test:1\n",
+			"discover_hosts.sh": "#!/bin/sh\n" +
+				"echo pi-worker-1.pi.ns.svc.cluster.test:1\n",
+		},
+	}
+	got := ConfigMap(job, []int{1}, testOpts)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ConfigMap (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,375 @@
+package builder
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+func TestLauncherJobIsTheTemplateWithTheJobsAdditions(t *testing.T) {
+	job := defaulted(testjob.MakeMPIJob("pi", "ns").Workers(2).Slots(2).BackoffLimit(3))
+	tpl := launcherTemplate(job)
+	tpl.Labels = map[string]string{"app": "pi", labelReplicaType: "user-value"}
+	tpl.Annotations = map[string]string{"example.com/note": "kept"}
+	tpl.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "FOO", Value: "bar"}}
+
+	want := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            "pi-launcher",
+			Namespace:       "ns",
+			Labels:          roleLabels("pi", "launcher"),
+			OwnerReferences: ownerRefs(job),
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](3),
+			Suspend:      ptr.To(false),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: map[string]string{
+						"app":             "pi",
+						labelJobName:      "pi",
+						labelOperatorName: "mpi-operator",
+						labelJobRole:      "launcher",
+						labelReplicaType:  "launcher",
+					},
+					Annotations: map[string]string{"example.com/note": "kept"},
+				},
+				Spec: corev1.PodSpec{
+					Hostname:                     "pi-launcher",
+					Subdomain:                    "pi",
+					RestartPolicy:                corev1.RestartPolicyOnFailure,
+					AutomountServiceAccountToken: ptr.To(false),
+					Volumes:                      []corev1.Volume{sshVolume("pi", 0o600), configVolume("pi")},
+					Containers: []corev1.Container{{
+						Name:    "launcher",
+						Image:   "mpi",
+						Command: []string{"mpirun", "-n", "1", "hostname"},
+						Env: []corev1.EnvVar{
+							{Name: "K_MPI_JOB_ROLE", Value: "launcher"},
+							{Name: "OMPI_MCA_orte_default_hostfile", Value: "/etc/mpi/hostfile"},
+							{Name: "OMPI_MCA_orte_keep_fqdn_hostnames", Value: "true"},
+							{Name: "OMPI_MCA_orte_set_default_slots", Value: "2"},
+							{Name: "OMPI_MCA_plm_rsh_args", Value: testSSHArgs},
+							{Name: "PRTE_MCA_prte_default_hostfile", Value: "/etc/mpi/hostfile"},
+							{Name: "PRTE_MCA_prte_keep_fqdn_hostnames", Value: "true"},
+							{Name: "PRTE_MCA_prte_set_default_slots", Value: "2"},
+							{Name: "PRTE_MCA_plm_ssh_args", Value: testSSHArgs},
+							{Name: "NVIDIA_VISIBLE_DEVICES"},
+							{Name: "NVIDIA_DRIVER_CAPABILITIES"},
+							{Name: "FOO", Value: "bar"},
+						},
+						VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh"), configMount},
+					}},
+				},
+			},
+		},
+	}
+	got := LauncherJob(job, false)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LauncherJob (-want +got):\n%s", diff)
+	}
+}
+
+func TestLauncherEnvPerImplementation(t *testing.T) {
+	role := corev1.EnvVar{Name: "K_MPI_JOB_ROLE", Value: "launcher"}
+	noGPU := []corev1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES"}, {Name: "NVIDIA_DRIVER_CAPABILITIES"}}
+	openMPI := func(slots string) []corev1.EnvVar {
+		return []corev1.EnvVar{
+			{Name: "OMPI_MCA_orte_default_hostfile", Value: "/etc/mpi/hostfile"},
+			{Name: "OMPI_MCA_orte_keep_fqdn_hostnames", Value: "true"},
+			{Name: "OMPI_MCA_orte_set_default_slots", Value: slots},
+			{Name: "OMPI_MCA_plm_rsh_args", Value: testSSHArgs},
+			{Name: "PRTE_MCA_prte_default_hostfile", Value: "/etc/mpi/hostfile"},
+			{Name: "PRTE_MCA_prte_keep_fqdn_hostnames", Value: "true"},
+			{Name: "PRTE_MCA_prte_set_default_slots", Value: slots},
+			{Name: "PRTE_MCA_plm_ssh_args", Value: testSSHArgs},
+		}
+	}
+	intel := func(slots string) []corev1.EnvVar {
+		return []corev1.EnvVar{
+			{Name: "I_MPI_HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
+			{Name: "I_MPI_PERHOST", Value: slots},
+			{Name: "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", Value: testSSHArgs},
+		}
+	}
+	mpich := []corev1.EnvVar{
+		{Name: "HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
+		{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: testSSHArgs},
+	}
+	concat := func(parts ...[]corev1.EnvVar) []corev1.EnvVar {
+		out := []corev1.EnvVar{role}
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+
+	cases := map[string]struct {
+		job  *testjob.Wrapper
+		want []corev1.EnvVar
+	}{
+		"OpenMPI gets both ORTE and PRRTE names and hides GPUs": {
+			job:  testjob.MakeMPIJob("pi", "ns").Slots(4),
+			want: concat(openMPI("4"), noGPU),
+		},
+		"OpenMPI launcher running ranks keeps the GPUs": {
+			job:  testjob.MakeMPIJob("pi", "ns").Slots(4).LauncherAsWorker(),
+			want: concat(openMPI("4")),
+		},
+		"Intel MPI gets hydra's host file, ranks per host and ssh args": {
+			job:  testjob.MakeMPIJob("pi", "ns").Slots(3).Implementation(kubeflow.MPIImplementationIntel),
+			want: concat(intel("3"), noGPU),
+		},
+		"Intel MPI launcher running ranks keeps the GPUs": {
+			job:  testjob.MakeMPIJob("pi", "ns").Slots(1).Implementation(kubeflow.MPIImplementationIntel).LauncherAsWorker(),
+			want: concat(intel("1")),
+		},
+		"MPICH gets hydra's host file and ssh args": {
+			job:  testjob.MakeMPIJob("pi", "ns").Slots(2).Implementation(kubeflow.MPIImplementationMPICH),
+			want: concat(mpich, noGPU),
+		},
+		"MPICH launcher running ranks keeps the GPUs": {
+			job:  testjob.MakeMPIJob("pi", "ns").Implementation(kubeflow.MPIImplementationMPICH).LauncherAsWorker(),
+			want: concat(mpich),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := LauncherJob(defaulted(tc.job), false).Spec.Template.Spec.Containers[0].Env
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("launcher env (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLauncherUserEnvComesLastSoItWins(t *testing.T) {
+	job := defaulted(testjob.MakeMPIJob("pi", "ns").Implementation(kubeflow.MPIImplementationMPICH))
+	launcherTemplate(job).Spec.Containers[0].Env = []corev1.EnvVar{
+		{Name: "HYDRA_HOST_FILE", Value: "/my/hosts"},
+		{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"},
+	}
+	want := []corev1.EnvVar{
+		{Name: "K_MPI_JOB_ROLE", Value: "launcher"},
+		{Name: "HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
+		{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: testSSHArgs},
+		{Name: "NVIDIA_VISIBLE_DEVICES"},
+		{Name: "NVIDIA_DRIVER_CAPABILITIES"},
+		{Name: "HYDRA_HOST_FILE", Value: "/my/hosts"},
+		{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"},
+	}
+	got := LauncherJob(job, false).Spec.Template.Spec.Containers[0].Env
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("launcher env (-want +got):\n%s", diff)
+	}
+}
+
+func TestLauncherEveryContainerGetsRoleKeysAndConfig(t *testing.T) {
+	job := defaulted(testjob.MakeMPIJob("pi", "ns").LauncherAsWorker())
+	launcherTemplate(job).Spec.Containers = append(launcherTemplate(job).Spec.Containers,
+		corev1.Container{Name: "sidecar", Image: "busybox"})
+	want := corev1.Container{
+		Name:  "sidecar",
+		Image: "busybox",
+		Env: []corev1.EnvVar{
+			{Name: "K_MPI_JOB_ROLE", Value: "launcher"},
+			{Name: "OMPI_MCA_orte_default_hostfile", Value: "/etc/mpi/hostfile"},
+			{Name: "OMPI_MCA_orte_keep_fqdn_hostnames", Value: "true"},
+			{Name: "OMPI_MCA_orte_set_default_slots", Value: "1"},
+			{Name: "OMPI_MCA_plm_rsh_args", Value: testSSHArgs},
+			{Name: "PRTE_MCA_prte_default_hostfile", Value: "/etc/mpi/hostfile"},
+			{Name: "PRTE_MCA_prte_keep_fqdn_hostnames", Value: "true"},
+			{Name: "PRTE_MCA_prte_set_default_slots", Value: "1"},
+			{Name: "PRTE_MCA_plm_ssh_args", Value: testSSHArgs},
+		},
+		VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh"), configMount},
+	}
+	spec := LauncherJob(job, false).Spec.Template.Spec
+	if len(spec.Containers) != 2 {
+		t.Fatalf("got %d containers, want 2", len(spec.Containers))
+	}
+	if diff := cmp.Diff(want, spec.Containers[1]); diff != "" {
+		t.Errorf("sidecar (-want +got):\n%s", diff)
+	}
+	if got := spec.Containers[0].Command; !cmp.Equal(got, []string{"mpirun", "-n", "1", "hostname"}) {
+		t.Errorf("launcher command = %q, want the template's", got)
+	}
+	if got := spec.Containers[1].Command; got != nil {
+		t.Errorf("sidecar command = %q, want none (sshd is only for workers)", got)
+	}
+}
+
+func TestLauncherRestartAndFailurePolicy(t *testing.T) {
+	ignoreDisruption := batchv1.PodFailurePolicyRule{
+		Action: batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{
+			Type: "DisruptionTarget", Status: corev1.ConditionTrue,
+		}},
+	}
+	permanent := make([]int32, 0, 127)
+	for c := int32(1); c <= 127; c++ {
+		permanent = append(permanent, c)
+	}
+	cases := map[string]struct {
+		policy      kubeflow.RestartPolicy // empty: the default
+		wantRestart corev1.RestartPolicy
+		wantPolicy  *batchv1.PodFailurePolicy
+	}{
+		"default OnFailure: kubelet restarts, no failure policy": {
+			wantRestart: corev1.RestartPolicyOnFailure,
+		},
+		"OnFailure: kubelet restarts, no failure policy": {
+			policy:      kubeflow.RestartPolicyOnFailure,
+			wantRestart: corev1.RestartPolicyOnFailure,
+		},
+		"Never: disruptions do not count against backoffLimit": {
+			policy:      kubeflow.RestartPolicyNever,
+			wantRestart: corev1.RestartPolicyNever,
+			wantPolicy:  &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{ignoreDisruption}},
+		},
+		"ExitCode: Never, disruptions ignored, exit codes 1-127 fail the job": {
+			policy:      kubeflow.RestartPolicyExitCode,
+			wantRestart: corev1.RestartPolicyNever,
+			wantPolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+				ignoreDisruption,
+				{
+					Action: batchv1.PodFailurePolicyActionFailJob,
+					OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+						Operator: batchv1.PodFailurePolicyOnExitCodesOpIn,
+						Values:   permanent,
+					},
+				},
+			}},
+		},
+		"Always (refused by validation) falls back to OnFailure": {
+			policy:      kubeflow.RestartPolicyAlways,
+			wantRestart: corev1.RestartPolicyOnFailure,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := testjob.MakeMPIJob("pi", "ns")
+			if tc.policy != "" {
+				w.LauncherRestartPolicy(tc.policy)
+			}
+			got := LauncherJob(defaulted(w), false)
+			if r := got.Spec.Template.Spec.RestartPolicy; r != tc.wantRestart {
+				t.Errorf("restartPolicy = %q, want %q", r, tc.wantRestart)
+			}
+			if diff := cmp.Diff(tc.wantPolicy, got.Spec.PodFailurePolicy); diff != "" {
+				t.Errorf("podFailurePolicy (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLauncherExitCodesAreThoseKubernetesAccepts(t *testing.T) {
+	// The API server refuses 0 with operator In, more than 255 values, and
+	// values that are not strictly increasing.
+	job := defaulted(testjob.MakeMPIJob("pi", "ns").LauncherRestartPolicy(kubeflow.RestartPolicyExitCode))
+	pfp := LauncherJob(job, false).Spec.PodFailurePolicy
+	if pfp == nil {
+		t.Fatal("no podFailurePolicy")
+	}
+	for _, r := range pfp.Rules {
+		if r.OnExitCodes == nil {
+			continue
+		}
+		v := r.OnExitCodes.Values
+		if len(v) == 0 || len(v) > 255 {
+			t.Errorf("%d exit codes, want 1..255", len(v))
+		}
+		for i, c := range v {
+			if c == 0 && r.OnExitCodes.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn {
+				t.Error("exit code 0 with operator In")
+			}
+			if i > 0 && c <= v[i-1] {
+				t.Errorf("exit codes not strictly increasing at %d: %d after %d", i, c, v[i-1])
+			}
+		}
+	}
+}
+
+func TestLauncherJobSpecFromRunPolicy(t *testing.T) {
+	cases := map[string]struct {
+		job         *testjob.Wrapper
+		suspend     bool
+		wantBackoff *int32
+	}{
+		"backoffLimit unset stays unset for the Job default": {
+			job: testjob.MakeMPIJob("pi", "ns"),
+		},
+		"backoffLimit 0 is copied": {
+			job:         testjob.MakeMPIJob("pi", "ns").BackoffLimit(0),
+			wantBackoff: ptr.To[int32](0),
+		},
+		"backoffLimit 5 is copied": {
+			job:         testjob.MakeMPIJob("pi", "ns").BackoffLimit(5),
+			wantBackoff: ptr.To[int32](5),
+		},
+		"suspend true is passed through": {
+			job:     testjob.MakeMPIJob("pi", "ns"),
+			suspend: true,
+		},
+		"suspend comes from the argument, not from the MPIJob": {
+			job:     testjob.MakeMPIJob("pi", "ns").Suspend(true),
+			suspend: false,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := LauncherJob(defaulted(tc.job), tc.suspend)
+			if diff := cmp.Diff(tc.wantBackoff, got.Spec.BackoffLimit); diff != "" {
+				t.Errorf("backoffLimit (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(ptr.To(tc.suspend), got.Spec.Suspend); diff != "" {
+				t.Errorf("suspend (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLauncherServiceAccountToken(t *testing.T) {
+	cases := map[string]struct {
+		template *bool
+		want     *bool
+	}{
+		"unset in the template: no token":     {template: nil, want: ptr.To(false)},
+		"explicit true in the template kept":  {template: ptr.To(true), want: ptr.To(true)},
+		"explicit false in the template kept": {template: ptr.To(false), want: ptr.To(false)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := defaulted(testjob.MakeMPIJob("pi", "ns"))
+			launcherTemplate(job).Spec.AutomountServiceAccountToken = tc.template
+			got := LauncherJob(job, false).Spec.Template.Spec.AutomountServiceAccountToken
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("automountServiceAccountToken (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLauncherHostnameAndSubdomain(t *testing.T) {
+	job := defaulted(testjob.MakeMPIJob("train", "team-a"))
+	got := LauncherJob(job, false)
+	if got.Name != "train-launcher" || got.Namespace != "team-a" {
+		t.Errorf("Job %s/%s, want team-a/train-launcher", got.Namespace, got.Name)
+	}
+	spec := got.Spec.Template.Spec
+	if spec.Hostname != "train-launcher" || spec.Subdomain != "train" {
+		t.Errorf("hostname %q subdomain %q, want train-launcher and train", spec.Hostname, spec.Subdomain)
+	}
+	if v := findVolume(&spec, "mpi-job-config"); v == nil {
+		t.Error("no mpi-job-config volume")
+	} else if diff := cmp.Diff(configVolume("train"), *v); diff != "" {
+		t.Errorf("config volume (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,254 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+// calls counts the writes a reconcile makes, by verb and kind.
+type calls map[string]int
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(kubeflow.AddToScheme(s))
+	return s
+}
+
+type fixture struct {
+	r        *Reconciler
+	client   client.Client
+	recorder *events.FakeRecorder
+	writes   calls
+}
+
+// newFixture makes a reconciler over a fake client holding objs. funcs may
+// intercept calls; every write is counted in writes.
+func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *fixture {
+	t.Helper()
+	f := &fixture{writes: calls{}, recorder: events.NewFakeRecorder(100)}
+	count := func(verb string, obj client.Object) { f.writes[verb+" "+strings.TrimPrefix(typeName(obj), "*v1.")]++ }
+	userCreate, userStatus := funcs.Create, funcs.SubResourceUpdate
+	funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		count("create", obj)
+		if userCreate != nil {
+			return userCreate(ctx, c, obj, opts...)
+		}
+		return c.Create(ctx, obj, opts...)
+	}
+	funcs.Update = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+		count("update", obj)
+		return c.Update(ctx, obj, opts...)
+	}
+	funcs.Delete = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+		count("delete", obj)
+		return c.Delete(ctx, obj, opts...)
+	}
+	funcs.SubResourceUpdate = func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		count("status", obj)
+		if userStatus != nil {
+			return userStatus(ctx, c, sub, obj, opts...)
+		}
+		return c.SubResource(sub).Update(ctx, obj, opts...)
+	}
+	base := fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(objs...).
+		WithStatusSubresource(&kubeflow.MPIJob{}, &batchv1.Job{}, &corev1.Pod{}).Build()
+	f.client = interceptor.NewClient(base, funcs)
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	f.r = &Reconciler{
+		Client: f.client, Recorder: f.recorder, Clock: clk,
+		Expectations: NewExpectations(clk), Options: builder.Options{ClusterDomain: "cluster.local"},
+		CreateParallelism: 4,
+	}
+	return f
+}
+
+func typeName(obj client.Object) string {
+	switch obj.(type) {
+	case *corev1.Pod:
+		return "Pod"
+	case *batchv1.Job:
+		return "Job"
+	case *corev1.Secret:
+		return "Secret"
+	case *corev1.Service:
+		return "Service"
+	case *corev1.ConfigMap:
+		return "ConfigMap"
+	case *kubeflow.MPIJob:
+		return "MPIJob"
+	}
+	return "other"
+}
+
+func (f *fixture) reconcile(t *testing.T, job *kubeflow.MPIJob) {
+	t.Helper()
+	_, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+}
+
+func (f *fixture) drainEvents() []string {
+	var out []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestFirstReconcileMakesChildrenWithOneStatusWrite(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(3).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+
+	want := calls{"create Secret": 1, "create Service": 1, "create ConfigMap": 1, "create Pod": 3, "create Job": 1, "status MPIJob": 1}
+	for k, v := range want {
+		if f.writes[k] != v {
+			t.Errorf("%s: %d calls, want %d (all: %v)", k, f.writes[k], v, f.writes)
+		}
+	}
+	if ev := f.drainEvents(); len(ev) != 1 || !strings.Contains(ev[0], ReasonCreated) {
+		t.Errorf("events = %q, want one %s", ev, ReasonCreated)
+	}
+
+	// Nothing changed: a second reconcile writes nothing at all.
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if len(f.writes) != 0 {
+		t.Errorf("idle reconcile wrote %v", f.writes)
+	}
+	if ev := f.drainEvents(); len(ev) != 0 {
+		t.Errorf("idle reconcile emitted %q", ev)
+	}
+}
+
+func TestNoEventOrMetricWhenStatusWriteFails(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	f := newFixture(t, interceptor.Funcs{
+		SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
+			return errors.New("etcd is down")
+		},
+	}, job)
+	before := testutil.ToFloat64(jobsCreated)
+	_, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err == nil || !strings.Contains(err.Error(), "etcd is down") {
+		t.Fatalf("reconcile error = %v, want the status write's", err)
+	}
+	if ev := f.drainEvents(); len(ev) != 0 {
+		t.Errorf("events emitted before a successful status write: %q", ev)
+	}
+	if got := testutil.ToFloat64(jobsCreated); got != before {
+		t.Errorf("jobs created counter moved from %v to %v without a status write", before, got)
+	}
+}
+
+func TestExpectationsStopDuplicateCreatesFromAStaleCache(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(4).Obj()
+	// The cache never shows worker Pods, as an informer that lags behind.
+	f := newFixture(t, interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.PodList); ok {
+				return nil
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}, job)
+	f.reconcile(t, job)
+	if f.writes["create Pod"] != 4 {
+		t.Fatalf("created %d Pods, want 4", f.writes["create Pod"])
+	}
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if f.writes["create Pod"] != 0 {
+		t.Errorf("created %d Pods again while the cache had not caught up", f.writes["create Pod"])
+	}
+	// The informer reports the Pods: the job is acted on again.
+	for i := range 4 {
+		f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, i))
+	}
+	if !f.r.Expectations.Satisfied("ns/pi") {
+		t.Fatal("expectations not satisfied after every creation was observed")
+	}
+}
+
+func TestAlreadyExistsOnOwnChildIsSuccess(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(2).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	// A new controller (fresh expectations) over a cache that shows no
+	// Pods: its creates answer AlreadyExists, and that is no error.
+	f.r.Expectations = NewExpectations(f.r.Clock)
+	f.r.Client = interceptor.NewClient(f.client.(client.WithWatch), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.PodList); ok {
+				return nil
+			}
+			return c.List(ctx, list, opts...)
+		},
+	})
+	f.reconcile(t, job)
+	var pods corev1.PodList
+	if err := f.client.List(context.Background(), &pods); err != nil || len(pods.Items) != 2 {
+		t.Errorf("%d Pods (err %v), want 2", len(pods.Items), err)
+	}
+}
+
+func TestInvalidJobFailsWithValidationError(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(0).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	got := &kubeflow.MPIJob{}
+	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	c := getCondition(&got.Status, kubeflow.JobFailed)
+	if c == nil || c.Reason != ReasonValidationError || !strings.Contains(c.Message, "spec.slotsPerWorker") {
+		t.Fatalf("Failed condition = %+v, want ValidationError naming spec.slotsPerWorker", c)
+	}
+	if n := f.writes["create Pod"] + f.writes["create Job"] + f.writes["create Secret"]; n != 0 {
+		t.Errorf("made %d children for an invalid job", n)
+	}
+	if ev := f.drainEvents(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+ReasonValidationError) {
+		t.Errorf("events = %q, want one Warning %s", ev, ReasonValidationError)
+	}
+	// Terminal: reconciling again neither writes nor errors (no hot loop).
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if len(f.writes) != 0 {
+		t.Errorf("reconcile of a failed invalid job wrote %v", f.writes)
+	}
+}
+
+func TestForeignManagedByIsNotTouched(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(2).ManagedBy(kubeflow.MultiKueueController).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	if len(f.writes) != 0 {
+		t.Errorf("wrote %v for a job managed by MultiKueue", f.writes)
+	}
+}
