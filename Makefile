@@ -39,7 +39,11 @@ test-unit:
 	go test -count=1 $$(go list ./... | grep -v /test/)
 
 .PHONY: verify
-verify: generate manifests ## gofmt, go vet and freshness of generated code
+verify: generate manifests lint ## gofmt, go vet, golangci-lint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet ./...
 	@git diff --exit-code -- api config || { echo "generated code is stale: run make generate manifests and commit"; exit 1; }
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint (v2, pinned in hack/tools/golangci-lint)
+	$(GOLANGCI_LINT) run ./...

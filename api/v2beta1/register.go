@@ -1,8 +1,9 @@
 package v2beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -10,7 +11,7 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "kubeflow.org", Version: "v2beta1"}
 
 	// SchemeBuilder registers the types of this package with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
@@ -19,6 +20,8 @@ var (
 // Kind is the kind of the MPIJob resource.
 const Kind = "MPIJob"
 
-func init() {
-	SchemeBuilder.Register(&MPIJob{}, &MPIJobList{})
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &MPIJob{}, &MPIJobList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
 }

@@ -48,6 +48,10 @@ func (s *state) requeueAfter(d time.Duration) {
 	}
 }
 
+// conflictRetry is how soon a reconcile whose status write conflicted runs
+// again; the cache catches up within milliseconds.
+const conflictRetry = 250 * time.Millisecond
+
 func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name }
 
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=get;list;watch;update;delete
@@ -87,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// The cache had not caught up with our previous write, or
 			// the user changed the job: expected, retried on fresh data.
 			log.V(2).Info("Status write conflicted; retrying", "err", werr)
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, werr
 	}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"

@@ -155,7 +155,7 @@ func waitWorkers(t *testing.T, job *kubeflow.MPIJob, n int) []corev1.Pod {
 	eventually(t, fmt.Sprintf("%d worker Pods", n), func(ctx context.Context) (bool, error) {
 		var err error
 		pods, err = workerPods(ctx, job)
-		return err == nil && len(pods) == n, fmt.Errorf("%d worker Pods, err %v", len(pods), err)
+		return err == nil && len(pods) == n, fmt.Errorf("%d worker Pods: %w", len(pods), err)
 	})
 	return pods
 }

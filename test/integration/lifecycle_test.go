@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -96,6 +97,31 @@ func TestRunningThenSucceededCleansPods(t *testing.T) {
 		t.Errorf("Running is %s after success", c.Status)
 	}
 	waitWorkers(t, job, 0)
+	waitEvents(t, job, "MPIJobCreated", "MPIJobRunning", "MPIJobSucceeded")
+}
+
+// waitEvents waits until the job has an event of each reason, emitted by
+// the operator through the events.k8s.io API.
+func waitEvents(t *testing.T, job *kubeflow.MPIJob, reasons ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("events %v", reasons), func(ctx context.Context) (bool, error) {
+		var list eventsv1.EventList
+		if err := k8s.List(ctx, &list, client.InNamespace(job.Namespace)); err != nil {
+			return false, err
+		}
+		seen := map[string]bool{}
+		for _, e := range list.Items {
+			if e.Regarding.Name == job.Name && e.Regarding.Kind == kubeflow.Kind && e.ReportingController == "mpi-operator" {
+				seen[e.Reason] = true
+			}
+		}
+		for _, r := range reasons {
+			if !seen[r] {
+				return false, fmt.Errorf("no event %s among %v", r, seen)
+			}
+		}
+		return true, nil
+	})
 }
 
 func TestLauncherFailurePastBackoffLimitFailsJob(t *testing.T) {
@@ -111,6 +137,7 @@ func TestLauncherFailurePastBackoffLimitFailsJob(t *testing.T) {
 	if c.Reason != "BackoffLimitExceeded" || !strings.Contains(c.Message, "backoff limit") {
 		t.Errorf("Failed condition: reason %q message %q", c.Reason, c.Message)
 	}
+	waitEvents(t, job, "BackoffLimitExceeded")
 	// cleanPodPolicy defaults to None: the worker stays.
 	consistently(t, "worker kept under cleanPodPolicy None", 500*1e6, func(ctx context.Context) (bool, error) {
 		pods, err := workerPods(ctx, job)

@@ -38,7 +38,7 @@ func TestForeignManagedByIsLeftAlone(t *testing.T) {
 		for _, obj := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}, &corev1.Service{}, &batchv1.Job{}} {
 			name := map[string]string{"*v1.Secret": "remote-ssh", "*v1.ConfigMap": "remote-config", "*v1.Service": "remote", "*v1.Job": "remote-launcher"}[fmt.Sprintf("%T", obj)]
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); !apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("%T %s: %v", obj, name, err)
+				return false, fmt.Errorf("%T %s: %w", obj, name, err)
 			}
 		}
 		return true, nil

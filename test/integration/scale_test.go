@@ -46,7 +46,7 @@ func TestScaleSubresourceAddsAndRemovesWorkers(t *testing.T) {
 	pods := waitWorkers(t, job, 4)
 	eventually(t, "hostfile with 4 workers", func(ctx context.Context) (bool, error) {
 		lines, err := hostfileLines(ctx, job, "hostfile")
-		return len(lines) == 4 && strings.HasPrefix(lines[3], "elastic-worker-3."), fmt.Errorf("hostfile %q, %v", lines, err)
+		return len(lines) == 4 && strings.HasPrefix(lines[3], "elastic-worker-3."), fmt.Errorf("hostfile %q: %w", lines, err)
 	})
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodPending {
@@ -55,7 +55,7 @@ func TestScaleSubresourceAddsAndRemovesWorkers(t *testing.T) {
 	}
 	eventually(t, "discover_hosts.sh lists the 4 running workers", func(ctx context.Context) (bool, error) {
 		lines, err := hostfileLines(ctx, job, "discover_hosts.sh")
-		return len(lines) == 5 && strings.Contains(lines[4], "elastic-worker-3."), fmt.Errorf("script %q, %v", lines, err)
+		return len(lines) == 5 && strings.Contains(lines[4], "elastic-worker-3."), fmt.Errorf("script %q: %w", lines, err)
 	})
 
 	updateJob(t, job, func(j *kubeflow.MPIJob) {
@@ -72,6 +72,6 @@ func TestScaleSubresourceAddsAndRemovesWorkers(t *testing.T) {
 			return false, err
 		}
 		script, err := hostfileLines(ctx, job, "discover_hosts.sh")
-		return len(hosts) == 1 && len(script) == 2, fmt.Errorf("hostfile %q script %q, %v", hosts, script, err)
+		return len(hosts) == 1 && len(script) == 2, fmt.Errorf("hostfile %q script %q: %w", hosts, script, err)
 	})
 }
