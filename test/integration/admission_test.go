@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -315,58 +317,15 @@ func TestManagedByIsImmutable(t *testing.T) {
 
 // TestUpstreamPiManifestIsAccepted creates the pi example of
 // kubeflow/mpi-operator v0.8 (examples/v2beta1/pi/pi.yaml) unchanged.
+// TestUpstreamPiManifestIsAccepted applies examples/pi.yaml, the Kubeflow
+// MPI Operator v0.8 pi example (non-root, sshAuthMountPath
+// /home/mpiuser/.ssh), unchanged.
 func TestUpstreamPiManifestIsAccepted(t *testing.T) {
-	const piManifest = `
-apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: pi
-spec:
-  slotsPerWorker: 1
-  runPolicy:
-    cleanPodPolicy: Running
-    ttlSecondsAfterFinished: 60
-  sshAuthMountPath: /home/mpiuser/.ssh
-  mpiReplicaSpecs:
-    Launcher:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - image: mpioperator/mpi-pi:openmpi
-            name: mpi-launcher
-            securityContext:
-              runAsUser: 1000
-            command:
-            - mpirun
-            args:
-            - -n
-            - "2"
-            - /home/mpiuser/pi
-            resources:
-              limits:
-                cpu: 1
-                memory: 1Gi
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - image: mpioperator/mpi-pi:openmpi
-            name: mpi-worker
-            securityContext:
-              runAsUser: 1000
-            command:
-            - /usr/sbin/sshd
-            args:
-            - -De
-            - -f
-            - /home/mpiuser/.sshd_config
-            resources:
-              limits:
-                cpu: 1
-                memory: 1Gi
-`
+	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "pi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	piManifest := string(raw)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	obj := decodeManifest(t, piManifest)
