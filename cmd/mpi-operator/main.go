@@ -95,6 +95,7 @@ func run(o options) error {
 	}
 	r := &controller.Reconciler{
 		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             clock.RealClock{},
 		Expectations:      controller.NewExpectations(clock.RealClock{}),

@@ -22,7 +22,7 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob
 			// hold a stale copy of the template that Kueue may still edit.
 			return nil
 		}
-		return r.create(ctx, builder.LauncherJob(job, false))
+		return r.create(ctx, job, builder.LauncherJob(job, false))
 	}
 	return r.setLauncherSuspend(ctx, job, kids.launcher, suspend)
 }

@@ -31,11 +31,27 @@ func (r *Reconciler) getOwned(ctx context.Context, job *kubeflow.MPIJob, name st
 	return true, nil
 }
 
-// create creates a child; AlreadyExists means a stale cache hid our own
-// earlier creation, which is success.
-func (r *Reconciler) create(ctx context.Context, obj client.Object) error {
-	if err := r.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+// create creates a child of the job. AlreadyExists is success when the
+// object is ours (a stale cache hid our own earlier creation), and an error
+// when it is not: the cache only holds objects labelled as ours, so a
+// foreign object of the same name would otherwise go unnoticed forever.
+func (r *Reconciler) create(ctx context.Context, job *kubeflow.MPIJob, obj client.Object) error {
+	err := r.Client.Create(ctx, obj)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+	}
+	live, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("copying %T", obj)
+	}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return fmt.Errorf("reading existing %T %s: %w", obj, obj.GetName(), err)
+	}
+	if !metav1.IsControlledBy(live, job) {
+		return fmt.Errorf("%T %s exists and is not controlled by this MPIJob", obj, obj.GetName())
 	}
 	return nil
 }
@@ -50,7 +66,7 @@ func (r *Reconciler) ensureSecret(ctx context.Context, job *kubeflow.MPIJob) err
 	if err != nil {
 		return err
 	}
-	return r.create(ctx, builder.SSHSecret(job, priv, pub))
+	return r.create(ctx, job, builder.SSHSecret(job, priv, pub))
 }
 
 // ensureService makes the headless Service. Its spec never changes.
@@ -59,7 +75,7 @@ func (r *Reconciler) ensureService(ctx context.Context, job *kubeflow.MPIJob) er
 	if found || err != nil {
 		return err
 	}
-	return r.create(ctx, builder.Service(job))
+	return r.create(ctx, job, builder.Service(job))
 }
 
 // ensureConfigMap makes the hostfile ConfigMap, and rewrites it when the
@@ -72,7 +88,7 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, job *kubeflow.MPIJob, 
 		return err
 	}
 	if !found {
-		return r.create(ctx, want)
+		return r.create(ctx, job, want)
 	}
 	if maps.Equal(have.Data, want.Data) {
 		return nil

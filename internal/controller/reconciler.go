@@ -23,7 +23,10 @@ import (
 // Reconciler drives MPIJobs. Its dependencies are injected so that tests can
 // run it against a fake client, a fake clock and a fake recorder.
 type Reconciler struct {
-	Client       client.Client
+	Client client.Client
+	// APIReader reads around the cache, to tell whose an object is when a
+	// create finds the name taken.
+	APIReader    client.Reader
 	Recorder     events.EventRecorder
 	Clock        clock.PassiveClock
 	Expectations *Expectations

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -76,7 +77,7 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 	f.client = interceptor.NewClient(base, funcs)
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	f.r = &Reconciler{
-		Client: f.client, Recorder: f.recorder, Clock: clk,
+		Client: f.client, APIReader: f.client, Recorder: f.recorder, Clock: clk,
 		Expectations: NewExpectations(clk), Options: builder.Options{ClusterDomain: "cluster.local"},
 		CreateParallelism: 4,
 	}
@@ -250,5 +251,27 @@ func TestForeignManagedByIsNotTouched(t *testing.T) {
 	f.reconcile(t, job)
 	if len(f.writes) != 0 {
 		t.Errorf("wrote %v for a job managed by MultiKueue", f.writes)
+	}
+}
+
+func TestForeignObjectWithAChildsNameIsAnError(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	// Someone else's Pod holds the first worker's name; it carries none of
+	// our labels, so the cache would never show it.
+	squatter := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pi-worker-0", Namespace: "ns"}}
+	f := newFixture(t, interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.PodList); ok {
+				return nil
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}, job, squatter)
+	_, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err == nil || !strings.Contains(err.Error(), "pi-worker-0 exists and is not controlled by this MPIJob") {
+		t.Fatalf("reconcile error = %v, want one naming the foreign Pod", err)
+	}
+	if !f.r.Expectations.Satisfied("ns/pi") {
+		t.Error("a failed create left an expectation that would stall the job")
 	}
 }

@@ -42,14 +42,11 @@ func (r *Reconciler) createWorkers(ctx context.Context, job *kubeflow.MPIJob, in
 	r.Expectations.ExpectCreations(key, names...)
 	done, err := slowStartBatch(len(indices), r.CreateParallelism, func(i int) error {
 		pod := builder.WorkerPod(job, indices[i])
-		if err := r.Client.Create(ctx, pod); err != nil {
+		if err := r.create(ctx, job, pod); err != nil {
 			// The informer will not report this Pod as new: lower the
 			// expectation now.
 			r.Expectations.CreationObserved(key, pod.Name)
-			if apierrors.IsAlreadyExists(err) {
-				return nil
-			}
-			return fmt.Errorf("creating Pod %s: %w", pod.Name, err)
+			return err
 		}
 		return nil
 	})

@@ -115,6 +115,7 @@ func run(m *testing.M) int {
 	}
 	r := &controller.Reconciler{
 		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             testClock,
 		Expectations:      controller.NewExpectations(testClock),
