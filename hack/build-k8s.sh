@@ -5,12 +5,15 @@
 # clone (CI) reuses what an earlier run built and a new machine rebuilds it.
 #
 # usage: hack/build-k8s.sh [component...]   (default: kube-apiserver etcd)
+# components: kube-apiserver kube-controller-manager kube-scheduler kubelet
+# kubectl kubeadm (k8s.io/kubernetes), etcd, coredns.
 # prints the bin directory on stdout; progress goes to stderr.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 K8S_VERSION=$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$here/k8s/go.mod")
 ETCD_VERSION=$(awk '$1=="require" && $2=="go.etcd.io/etcd/server/v3" {print $3}' "$here/etcd/go.mod")
+COREDNS_VERSION=$(awk '$1=="require" && $2=="github.com/coredns/coredns" {print $3}' "$here/coredns/go.mod")
 cache=${MPI_OPERATOR_CACHE:-$HOME/.cache/mpi-operator}
 bin="$cache/k8s-$K8S_VERSION-etcd-$ETCD_VERSION/bin"
 mkdir -p "$bin"
@@ -22,13 +25,20 @@ minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
 
 for c in "${components[@]}"; do
-  if [ -x "$bin/$c" ]; then
+  # The directory is keyed by the Kubernetes and etcd versions; coredns
+  # carries its version in a stamp file beside it.
+  want=$K8S_VERSION
+  [ "$c" = coredns ] && want=$COREDNS_VERSION
+  if [ -x "$bin/$c" ] && { [ "$c" != coredns ] || [ "$(cat "$bin/.$c.version" 2>/dev/null)" = "$want" ]; }; then
     continue
   fi
   start=$SECONDS
   echo ">> building $c (first time on this machine; several minutes for kube-apiserver)" >&2
   if [ "$c" = etcd ]; then
     (cd "$here/etcd" && go build -trimpath -ldflags "-s -w" -o "$bin/.$c.tmp" go.etcd.io/etcd/server/v3)
+  elif [ "$c" = coredns ]; then
+    (cd "$here/coredns" && go build -trimpath -ldflags "-s -w" -o "$bin/.$c.tmp" github.com/coredns/coredns)
+    echo "$want" > "$bin/.$c.version"
   else
     (cd "$here/k8s" && go build -trimpath -ldflags "$ldflags" -o "$bin/.$c.tmp" "k8s.io/kubernetes/cmd/$c")
   fi
