@@ -60,11 +60,11 @@ func TestServiceIsHeadlessAndSelectsTheWholeJob(t *testing.T) {
 	// The selector must match the launcher's and every worker's Pod, or
 	// their hostnames would not resolve.
 	sel := labels.SelectorFromSet(got.Spec.Selector)
-	if l := LauncherJob(job, false).Spec.Template.Labels; !sel.Matches(labels.Set(l)) {
+	if l := LauncherJob(job, false, testOpts).Spec.Template.Labels; !sel.Matches(labels.Set(l)) {
 		t.Errorf("Service selector %s does not match the launcher's labels %v", sel, l)
 	}
 	for i := range 2 {
-		if l := WorkerPod(job, i).Labels; !sel.Matches(labels.Set(l)) {
+		if l := WorkerPod(job, i, testOpts).Labels; !sel.Matches(labels.Set(l)) {
 			t.Errorf("Service selector %s does not match worker %d's labels %v", sel, i, l)
 		}
 	}
@@ -77,14 +77,14 @@ func TestWorkerSelectorMatchesWorkersOnly(t *testing.T) {
 		"training.kubeflow.org/operator-name=mpi-operator,training.kubeflow.org/replica-type=worker"; sel.String() != want {
 		t.Errorf("WorkerSelector = %q, want %q", sel.String(), want)
 	}
-	if l := WorkerPod(job, 1).Labels; !sel.Matches(labels.Set(l)) {
+	if l := WorkerPod(job, 1, testOpts).Labels; !sel.Matches(labels.Set(l)) {
 		t.Errorf("WorkerSelector does not match worker labels %v", l)
 	}
-	if l := LauncherJob(job, false).Spec.Template.Labels; sel.Matches(labels.Set(l)) {
+	if l := LauncherJob(job, false, testOpts).Spec.Template.Labels; sel.Matches(labels.Set(l)) {
 		t.Errorf("WorkerSelector matches the launcher's labels %v", l)
 	}
 	other := defaulted(testjob.MakeMPIJob("other", "ns"))
-	if l := WorkerPod(other, 0).Labels; sel.Matches(labels.Set(l)) {
+	if l := WorkerPod(other, 0, testOpts).Labels; sel.Matches(labels.Set(l)) {
 		t.Errorf("WorkerSelector matches another job's worker %v", l)
 	}
 }
@@ -144,8 +144,8 @@ func TestBuildersDoNotMutateTheJob(t *testing.T) {
 		"Hostfile":      func(j *kubeflow.MPIJob) { Hostfile(j, testOpts) },
 		"DiscoverHosts": func(j *kubeflow.MPIJob) { DiscoverHosts(j, []int{1}, testOpts) },
 		"Service":       func(j *kubeflow.MPIJob) { Service(j) },
-		"WorkerPod":     func(j *kubeflow.MPIJob) { WorkerPod(j, 1) },
-		"LauncherJob":   func(j *kubeflow.MPIJob) { LauncherJob(j, true) },
+		"WorkerPod":     func(j *kubeflow.MPIJob) { WorkerPod(j, 1, testOpts) },
+		"LauncherJob":   func(j *kubeflow.MPIJob) { LauncherJob(j, true, testOpts) },
 	}
 	for name, build := range builders {
 		t.Run(name, func(t *testing.T) {
@@ -162,14 +162,14 @@ func TestBuildersDoNotMutateTheJob(t *testing.T) {
 
 func TestBuildersReturnTheSameObjectOnEveryCall(t *testing.T) {
 	job := richJob()
-	if diff := cmp.Diff(WorkerPod(job, 1), WorkerPod(job, 1)); diff != "" {
+	if diff := cmp.Diff(WorkerPod(job, 1, testOpts), WorkerPod(job, 1, testOpts)); diff != "" {
 		t.Errorf("WorkerPod differs between calls:\n%s", diff)
 	}
-	if diff := cmp.Diff(LauncherJob(job, false), LauncherJob(job, false)); diff != "" {
+	if diff := cmp.Diff(LauncherJob(job, false, testOpts), LauncherJob(job, false, testOpts)); diff != "" {
 		t.Errorf("LauncherJob differs between calls:\n%s", diff)
 	}
 	// The templates' own env and mounts come once, not once per call.
-	if n := len(WorkerPod(job, 1).Spec.Containers[0].Env); n != 2 {
+	if n := len(WorkerPod(job, 1, testOpts).Spec.Containers[0].Env); n != 2 {
 		t.Errorf("worker has %d env vars, want 2 (role and FOO)", n)
 	}
 }
@@ -181,7 +181,7 @@ func TestBuiltObjectsShareNoMemoryWithTheJob(t *testing.T) {
 	t.Run("WorkerPod", func(t *testing.T) {
 		job := richJob()
 		before := job.DeepCopy()
-		pod := WorkerPod(job, 0)
+		pod := WorkerPod(job, 0, testOpts)
 		pod.Labels["app"] = "changed"
 		pod.Annotations["example.com/note"] = "changed"
 		pod.Spec.Volumes[0].Name = "changed"
@@ -198,7 +198,7 @@ func TestBuiltObjectsShareNoMemoryWithTheJob(t *testing.T) {
 	t.Run("LauncherJob template", func(t *testing.T) {
 		job := richJob()
 		before := job.DeepCopy()
-		l := LauncherJob(job, false)
+		l := LauncherJob(job, false, testOpts)
 		tpl := &l.Spec.Template
 		tpl.Labels["app"] = "changed"
 		tpl.Annotations["example.com/note"] = "changed"
@@ -214,7 +214,7 @@ func TestBuiltObjectsShareNoMemoryWithTheJob(t *testing.T) {
 	})
 	t.Run("LauncherJob backoffLimit", func(t *testing.T) {
 		job := richJob()
-		l := LauncherJob(job, false)
+		l := LauncherJob(job, false, testOpts)
 		*l.Spec.BackoffLimit = 99
 		if got := *job.Spec.RunPolicy.BackoffLimit; got != 4 {
 			t.Errorf("MPIJob backoffLimit = %d after changing the launcher Job's, want 4", got)

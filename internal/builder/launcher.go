@@ -11,15 +11,18 @@ import (
 // gives the launcher retries (backoffLimit) and suspension; suspend is
 // decided by the controller (the MPIJob is suspended, or the launcher waits
 // for its workers).
-func LauncherJob(job *kubeflow.MPIJob, suspend bool) *batchv1.Job {
+func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job {
 	labels := RoleLabels(job, RoleLauncher)
 	t := podTemplate(job, kubeflow.MPIReplicaTypeLauncher, labels)
 	spec := &t.Spec
-	placeUnderService(job, spec, LauncherName(job))
+	placeUnderService(job, spec, LauncherName(job), opts)
 	noTokenByDefault(spec)
 	addSSHAuth(job, spec)
 	addConfig(job, spec)
 	addEnv(spec, launcherEnv(job))
+	if job.Spec.LauncherCreationPolicy == kubeflow.LauncherCreationPolicyAtStartup {
+		addWaitForWorkers(spec)
+	}
 
 	policy := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy
 	spec.RestartPolicy = podRestartPolicy(policy)
@@ -66,6 +69,36 @@ func launcherFailurePolicy(policy kubeflow.RestartPolicy, podPolicy corev1.Resta
 		})
 	}
 	return &batchv1.PodFailurePolicy{Rules: rules}
+}
+
+// WaitForWorkersContainer is the name of the launcher's init container
+// that waits until every host of the hostfile resolves.
+const WaitForWorkersContainer = "wait-for-workers"
+
+// waitForWorkersScript waits until every host of the hostfile has a DNS
+// record. A launcher created at startup would otherwise run mpirun before
+// the workers' records exist, and ssh gives up at once on a name it cannot
+// resolve (connection attempts only retry a refused connection).
+const waitForWorkersScript = `for h in $(sed -e 's/[ :].*//' ` + HostfilePath + `); do
+  until getent hosts "$h" >/dev/null 2>&1; do echo "waiting for $h to resolve"; sleep 1; done
+done`
+
+// addWaitForWorkers runs waitForWorkersScript before the launcher's
+// containers, in the launcher's own image (which has a shell: it runs
+// mpirun) and with its security context.
+func addWaitForWorkers(spec *corev1.PodSpec) {
+	if len(spec.Containers) == 0 {
+		return
+	}
+	main := spec.Containers[0]
+	spec.InitContainers = append([]corev1.Container{{
+		Name:            WaitForWorkersContainer,
+		Image:           main.Image,
+		ImagePullPolicy: main.ImagePullPolicy,
+		Command:         []string{"sh", "-c", waitForWorkersScript},
+		SecurityContext: main.SecurityContext.DeepCopy(),
+		VolumeMounts:    []corev1.VolumeMount{{Name: configVolumeName, MountPath: ConfigMountPath, ReadOnly: true}},
+	}}, spec.InitContainers...)
 }
 
 // addConfig mounts the hostfile ConfigMap at /etc/mpi in every container.

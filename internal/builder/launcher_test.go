@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,9 +46,18 @@ func TestLauncherJobIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 				Spec: corev1.PodSpec{
 					Hostname:                     "pi-launcher",
 					Subdomain:                    "pi",
+					DNSConfig:                    &corev1.PodDNSConfig{Searches: []string{"pi.ns.svc." + testDomain}},
 					RestartPolicy:                corev1.RestartPolicyOnFailure,
 					AutomountServiceAccountToken: ptr.To(false),
 					Volumes:                      []corev1.Volume{sshVolume("pi", 0o600), configVolume("pi")},
+					InitContainers: []corev1.Container{{
+						Name:    "wait-for-workers",
+						Image:   "mpi",
+						Command: []string{"sh", "-c", waitForWorkersScript},
+						VolumeMounts: []corev1.VolumeMount{
+							{Name: "mpi-job-config", MountPath: "/etc/mpi", ReadOnly: true},
+						},
+					}},
 					Containers: []corev1.Container{{
 						Name:    "launcher",
 						Image:   "mpi",
@@ -71,7 +82,7 @@ func TestLauncherJobIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 			},
 		},
 	}
-	got := LauncherJob(job, false)
+	got := LauncherJob(job, false, testOpts)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LauncherJob (-want +got):\n%s", diff)
 	}
@@ -142,7 +153,7 @@ func TestLauncherEnvPerImplementation(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := LauncherJob(defaulted(tc.job), false).Spec.Template.Spec.Containers[0].Env
+			got := LauncherJob(defaulted(tc.job), false, testOpts).Spec.Template.Spec.Containers[0].Env
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("launcher env (-want +got):\n%s", diff)
 			}
@@ -165,7 +176,7 @@ func TestLauncherUserEnvComesLastSoItWins(t *testing.T) {
 		{Name: "HYDRA_HOST_FILE", Value: "/my/hosts"},
 		{Name: "NVIDIA_VISIBLE_DEVICES", Value: "all"},
 	}
-	got := LauncherJob(job, false).Spec.Template.Spec.Containers[0].Env
+	got := LauncherJob(job, false, testOpts).Spec.Template.Spec.Containers[0].Env
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("launcher env (-want +got):\n%s", diff)
 	}
@@ -191,7 +202,7 @@ func TestLauncherEveryContainerGetsRoleKeysAndConfig(t *testing.T) {
 		},
 		VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh"), configMount},
 	}
-	spec := LauncherJob(job, false).Spec.Template.Spec
+	spec := LauncherJob(job, false, testOpts).Spec.Template.Spec
 	if len(spec.Containers) != 2 {
 		t.Fatalf("got %d containers, want 2", len(spec.Containers))
 	}
@@ -259,7 +270,7 @@ func TestLauncherRestartAndFailurePolicy(t *testing.T) {
 			if tc.policy != "" {
 				w.LauncherRestartPolicy(tc.policy)
 			}
-			got := LauncherJob(defaulted(w), false)
+			got := LauncherJob(defaulted(w), false, testOpts)
 			if r := got.Spec.Template.Spec.RestartPolicy; r != tc.wantRestart {
 				t.Errorf("restartPolicy = %q, want %q", r, tc.wantRestart)
 			}
@@ -274,7 +285,7 @@ func TestLauncherExitCodesAreThoseKubernetesAccepts(t *testing.T) {
 	// The API server refuses 0 with operator In, more than 255 values, and
 	// values that are not strictly increasing.
 	job := defaulted(testjob.MakeMPIJob("pi", "ns").LauncherRestartPolicy(kubeflow.RestartPolicyExitCode))
-	pfp := LauncherJob(job, false).Spec.PodFailurePolicy
+	pfp := LauncherJob(job, false, testOpts).Spec.PodFailurePolicy
 	if pfp == nil {
 		t.Fatal("no podFailurePolicy")
 	}
@@ -325,7 +336,7 @@ func TestLauncherJobSpecFromRunPolicy(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := LauncherJob(defaulted(tc.job), tc.suspend)
+			got := LauncherJob(defaulted(tc.job), tc.suspend, testOpts)
 			if diff := cmp.Diff(tc.wantBackoff, got.Spec.BackoffLimit); diff != "" {
 				t.Errorf("backoffLimit (-want +got):\n%s", diff)
 			}
@@ -349,7 +360,7 @@ func TestLauncherServiceAccountToken(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			job := defaulted(testjob.MakeMPIJob("pi", "ns"))
 			launcherTemplate(job).Spec.AutomountServiceAccountToken = tc.template
-			got := LauncherJob(job, false).Spec.Template.Spec.AutomountServiceAccountToken
+			got := LauncherJob(job, false, testOpts).Spec.Template.Spec.AutomountServiceAccountToken
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("automountServiceAccountToken (-want +got):\n%s", diff)
 			}
@@ -359,7 +370,7 @@ func TestLauncherServiceAccountToken(t *testing.T) {
 
 func TestLauncherHostnameAndSubdomain(t *testing.T) {
 	job := defaulted(testjob.MakeMPIJob("train", "team-a"))
-	got := LauncherJob(job, false)
+	got := LauncherJob(job, false, testOpts)
 	if got.Name != "train-launcher" || got.Namespace != "team-a" {
 		t.Errorf("Job %s/%s, want team-a/train-launcher", got.Namespace, got.Name)
 	}
@@ -371,5 +382,44 @@ func TestLauncherHostnameAndSubdomain(t *testing.T) {
 		t.Error("no mpi-job-config volume")
 	} else if diff := cmp.Diff(configVolume("train"), *v); diff != "" {
 		t.Errorf("config volume (-want +got):\n%s", diff)
+	}
+}
+
+func TestLauncherWaitsForWorkerNamesOnlyAtStartup(t *testing.T) {
+	for name, tc := range map[string]struct {
+		job  *testjob.Wrapper
+		want bool
+	}{
+		"AtStartup waits for the workers' DNS records": {testjob.MakeMPIJob("pi", "ns"), true},
+		"WaitForWorkersReady starts after the workers": {testjob.MakeMPIJob("pi", "ns").WaitForWorkers(), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			init := LauncherJob(tc.job.Defaulted(), false, testOpts).Spec.Template.Spec.InitContainers
+			if got := len(init) == 1 && init[0].Name == "wait-for-workers"; got != tc.want {
+				t.Errorf("wait-for-workers init container present = %t, want %t (%+v)", got, tc.want, init)
+			}
+		})
+	}
+}
+
+func TestWaitForWorkersScriptReadsEveryHostfileSyntax(t *testing.T) {
+	// The script strips what follows a host: " slots=N" (Open MPI) or ":N"
+	// (MPICH, Intel). Run its sed expression on both.
+	for _, impl := range []kubeflow.MPIImplementation{kubeflow.MPIImplementationOpenMPI, kubeflow.MPIImplementationMPICH} {
+		job := testjob.MakeMPIJob("pi", "ns").Workers(2).Implementation(impl).Defaulted()
+		hostfile := Hostfile(job, testOpts)
+		cmd := exec.Command("sed", "-e", "s/[ :].*//")
+		cmd.Stdin = strings.NewReader(hostfile)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "pi-worker-0.pi.ns.svc." + testDomain + "\npi-worker-1.pi.ns.svc." + testDomain + "\n"
+		if string(out) != want {
+			t.Errorf("%s: hosts read from the hostfile = %q, want %q", impl, out, want)
+		}
+		if !strings.Contains(waitForWorkersScript, "sed -e 's/[ :].*//' /etc/mpi/hostfile") {
+			t.Errorf("script no longer uses the tested expression: %s", waitForWorkersScript)
+		}
 	}
 }

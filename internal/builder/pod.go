@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 
@@ -122,10 +123,18 @@ func addEnv(spec *corev1.PodSpec, env []corev1.EnvVar) {
 	}
 }
 
-// placeUnderService gives the Pod the DNS name hostname.<service>.
-func placeUnderService(job *kubeflow.MPIJob, spec *corev1.PodSpec, hostname string) {
+// placeUnderService gives the Pod the DNS name hostname.<service>, and
+// adds the Service's domain to the Pod's DNS search list, so that the job's
+// Pods also resolve each other by hostname alone: MPICH's and Intel MPI's
+// proxies call the launcher back by the name it gives itself.
+func placeUnderService(job *kubeflow.MPIJob, spec *corev1.PodSpec, hostname string, opts Options) {
 	spec.Hostname = hostname
 	spec.Subdomain = ServiceName(job)
+	if spec.DNSConfig == nil {
+		spec.DNSConfig = &corev1.PodDNSConfig{}
+	}
+	spec.DNSConfig.Searches = append(spec.DNSConfig.Searches,
+		fmt.Sprintf("%s.%s.svc.%s", ServiceName(job), job.Namespace, opts.ClusterDomain))
 }
 
 // noTokenByDefault keeps the ServiceAccount token out of the Pod unless the

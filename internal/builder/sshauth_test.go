@@ -112,8 +112,8 @@ func keyModeJob(mountPath string, podSC *corev1.PodSecurityContext, ctrSC *corev
 // builtSpecs returns the Pod specs of worker 0 and of the launcher.
 func builtSpecs(job *kubeflow.MPIJob) map[string]*corev1.PodSpec {
 	return map[string]*corev1.PodSpec{
-		"worker":   &WorkerPod(job, 0).Spec,
-		"launcher": &LauncherJob(job, false).Spec.Template.Spec,
+		"worker":   &WorkerPod(job, 0, testOpts).Spec,
+		"launcher": &LauncherJob(job, false, testOpts).Spec.Template.Spec,
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 // WorkerPod is worker i: a plain Pod from the Worker template, reachable as
 // <job>-worker-<i>.<job>, with the job's keys mounted and, when the template
 // gives no command, running sshd in the foreground.
-func WorkerPod(job *kubeflow.MPIJob, i int) *corev1.Pod {
+func WorkerPod(job *kubeflow.MPIJob, i int, opts Options) *corev1.Pod {
 	name := WorkerName(job, i)
 	t := podTemplate(job, kubeflow.MPIReplicaTypeWorker, workerLabels(job, i))
 	meta := objectMeta(job, name, t.Labels)
@@ -17,7 +17,7 @@ func WorkerPod(job *kubeflow.MPIJob, i int) *corev1.Pod {
 	pod := &corev1.Pod{ObjectMeta: meta, Spec: t.Spec}
 	spec := &pod.Spec
 
-	placeUnderService(job, spec, name)
+	placeUnderService(job, spec, name, opts)
 	spec.RestartPolicy = podRestartPolicy(job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].RestartPolicy)
 	noTokenByDefault(spec)
 	addSSHAuth(job, spec)

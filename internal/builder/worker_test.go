@@ -43,6 +43,7 @@ func TestWorkerPodIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 		Spec: corev1.PodSpec{
 			Hostname:                     "pi-worker-2",
 			Subdomain:                    "pi",
+			DNSConfig:                    &corev1.PodDNSConfig{Searches: []string{"pi.ns.svc." + testDomain}},
 			RestartPolicy:                corev1.RestartPolicyNever,
 			AutomountServiceAccountToken: ptr.To(false),
 			NodeSelector:                 map[string]string{"gpu": "a100"},
@@ -65,7 +66,7 @@ func TestWorkerPodIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 			}},
 		},
 	}
-	got := WorkerPod(job, 2)
+	got := WorkerPod(job, 2, testOpts)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("WorkerPod (-want +got):\n%s", diff)
 	}
@@ -88,7 +89,7 @@ func TestWorkerPodRestartPolicy(t *testing.T) {
 			if tc.policy != "" {
 				w.WorkerRestartPolicy(tc.policy)
 			}
-			got := WorkerPod(defaulted(w), 0).Spec.RestartPolicy
+			got := WorkerPod(defaulted(w), 0, testOpts).Spec.RestartPolicy
 			if got != tc.want {
 				t.Errorf("restartPolicy = %q, want %q", got, tc.want)
 			}
@@ -109,7 +110,7 @@ func TestWorkerPodServiceAccountToken(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			job := defaulted(testjob.MakeMPIJob("pi", "ns"))
 			workerTemplate(job).Spec.AutomountServiceAccountToken = tc.template
-			got := WorkerPod(job, 0).Spec.AutomountServiceAccountToken
+			got := WorkerPod(job, 0, testOpts).Spec.AutomountServiceAccountToken
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("automountServiceAccountToken (-want +got):\n%s", diff)
 			}
@@ -192,7 +193,7 @@ func TestWorkerPodContainers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			job := defaulted(testjob.MakeMPIJob("pi", "ns"))
 			workerTemplate(job).Spec.Containers = tc.containers
-			got := WorkerPod(job, 0).Spec.Containers
+			got := WorkerPod(job, 0, testOpts).Spec.Containers
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("containers (-want +got):\n%s", diff)
 			}
@@ -203,7 +204,7 @@ func TestWorkerPodContainers(t *testing.T) {
 func TestWorkerPodNamesAndLabelsFollowTheIndex(t *testing.T) {
 	job := defaulted(testjob.MakeMPIJob("train", "team-a").Workers(12))
 	for i, want := range map[int]string{0: "0", 1: "1", 11: "11"} {
-		pod := WorkerPod(job, i)
+		pod := WorkerPod(job, i, testOpts)
 		name := "train-worker-" + want
 		if pod.Name != name || pod.Spec.Hostname != name {
 			t.Errorf("worker %d: name %q hostname %q, want %q", i, pod.Name, pod.Spec.Hostname, name)

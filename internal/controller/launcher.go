@@ -22,7 +22,7 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob
 			// hold a stale copy of the template that Kueue may still edit.
 			return nil
 		}
-		return r.create(ctx, job, builder.LauncherJob(job, false))
+		return r.create(ctx, job, builder.LauncherJob(job, false, r.Options))
 	}
 	return r.setLauncherSuspend(ctx, job, kids.launcher, suspend)
 }
@@ -55,7 +55,7 @@ func (r *Reconciler) setLauncherSuspend(ctx context.Context, job *kubeflow.MPIJo
 	upd := launcher.DeepCopy()
 	upd.Spec.Suspend = ptr.To(suspend)
 	if !suspend {
-		copySchedulingDirectives(&upd.Spec.Template, &builder.LauncherJob(job, false).Spec.Template)
+		copySchedulingDirectives(&upd.Spec.Template, &builder.LauncherJob(job, false, r.Options).Spec.Template)
 	}
 	if err := r.Client.Update(ctx, upd); err != nil {
 		return fmt.Errorf("setting suspend=%t on launcher Job: %w", suspend, err)
