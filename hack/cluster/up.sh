@@ -18,7 +18,7 @@ step() { echo ">> [$(date +%T)] $*" >&2; }
 
 install_packages() {
   local missing=()
-  for p in containerd runc containernetworking-plugins iptables; do
+  for p in containerd runc containernetworking-plugins iptables debootstrap curl; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -102,6 +102,22 @@ start() {
   step "starting $name"
   nohup "$@" >"$LOGS/$name.log" 2>&1 &
   echo $! > "$DIR/pids/$name"
+}
+
+# replace_config NAME FILE: moves FILE.new over FILE and, when that changed
+# the file, stops NAME so that start runs it again with the new one.
+replace_config() {
+  local name=$1 file=$2
+  if ! cmp -s "$file.new" "$file"; then
+    mv "$file.new" "$file"
+    if running "$name"; then
+      step "restarting $name for its new configuration"
+      kill "$(cat "$DIR/pids/$name")"
+      for _ in $(seq 20); do running "$name" || break; sleep 0.5; done
+    fi
+  else
+    rm -f "$file.new"
+  fi
 }
 
 wait_for() {
@@ -202,7 +218,7 @@ import_images() {
 
 kubelet_up() {
   save_sysctls
-  cat > "$DIR/kubelet.yaml" <<EOF
+  cat > "$DIR/kubelet.yaml.new" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: $NODE_IP
@@ -221,10 +237,13 @@ authentication:
 authorization: {mode: Webhook}
 # The images were imported, not pulled: they can never be pulled again.
 imageGCHighThresholdPercent: 100
+# ConfigMap updates (hostfile after a scale) reach Pods within a sync.
+syncFrequency: 10s
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
 resolvConf: $DIR/resolv.conf
 EOF
+  replace_config kubelet "$DIR/kubelet.yaml"
   # Pods resolve through the cluster DNS only; the host's search list and
   # resolvers are not theirs.
   : > "$DIR/resolv.conf"

@@ -1,0 +1,139 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+func workerPods(t *testing.T, job *kubeflow.MPIJob) []corev1.Pod {
+	t.Helper()
+	pods, err := clientset.CoreV1().Pods(job.Namespace).List(context.Background(), metav1.ListOptions{
+		LabelSelector: kubeflow.LabelJobName + "=" + job.Name + "," + kubeflow.LabelJobRole + "=worker",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+func TestWaitForWorkersReady(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "/opt/mpi/ranks")
+	job.Spec.LauncherCreationPolicy = kubeflow.LauncherCreationPolicyWaitForWorkersReady
+	create(t, job)
+	expectRanksOn(t, job, workerNames(job, 2)...)
+}
+
+func TestRunLauncherAsWorker(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "3", "/opt/mpi/ranks")
+	job.Spec.RunLauncherAsWorker = ptr.To(true)
+	create(t, job)
+	// The launcher is the first host of the hostfile.
+	expectRanksOn(t, job, append([]string{job.Name + "-launcher"}, workerNames(job, 2)...)...)
+}
+
+func TestSuspendThenResume(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, mpich, false, 2, "mpirun", "-n", "2", "/opt/mpi/ranks")
+	job.Spec.RunPolicy.Suspend = ptr.To(true)
+	create(t, job)
+	time.Sleep(3 * time.Second)
+	if pods := workerPods(t, job); len(pods) != 0 {
+		t.Fatalf("%d worker Pods exist while suspended", len(pods))
+	}
+	if pods := launcherPods(t, job); len(pods) != 0 {
+		t.Fatalf("%d launcher Pods exist while suspended", len(pods))
+	}
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"runPolicy":{"suspend":false}}}`))
+	if err := k8s.Patch(context.Background(), job, patch); err != nil {
+		t.Fatal(err)
+	}
+	expectRanksOn(t, job, workerNames(job, 2)...)
+}
+
+func TestScaleUpAddsAWorkerToTheHostfile(t *testing.T) {
+	t.Parallel()
+	// The launcher waits until the hostfile lists 3 hosts, then uses them.
+	job := mpiJob(t, openMPI4, false, 2, "sh", "-c",
+		`until [ "$(wc -l < /etc/mpi/hostfile)" -ge 3 ]; do sleep 1; done; exec mpirun -n 3 /opt/mpi/ranks`)
+	create(t, job)
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, jobTimeout, true, func(ctx context.Context) (bool, error) {
+		got := &kubeflow.MPIJob{}
+		return k8s.Get(ctx, client.ObjectKeyFromObject(job), got) == nil && isTrue(got, kubeflow.JobRunning), nil
+	})
+	if err != nil {
+		t.Fatalf("job never Running: %v", err)
+	}
+	// What `kubectl scale mpijob/mpi --replicas=3` does.
+	scale := &autoscalingv1.Scale{}
+	if err := k8s.SubResource("scale").Get(context.Background(), job, scale); err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 3
+	if err := k8s.SubResource("scale").Update(context.Background(), job, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatal(err)
+	}
+	expectRanksOn(t, job, workerNames(job, 3)...)
+}
+
+func TestCleanPodPolicyRunningRemovesWorkers(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, openMPI5, true, 2, "mpirun", "-n", "2", "/opt/mpi/ranks")
+	job.Spec.RunPolicy.CleanPodPolicy = ptr.To(kubeflow.CleanPodPolicyRunning)
+	create(t, job)
+	expectRanksOn(t, job, workerNames(job, 2)...)
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return len(workerPods(t, job)) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("worker Pods still exist after success: %d", len(workerPods(t, job)))
+	}
+	if len(launcherPods(t, job)) == 0 {
+		t.Error("the launcher Pod (and its logs) went with the workers")
+	}
+}
+
+func TestLauncherRetriedUpToBackoffLimit(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, openMPI4, false, 1, "sh", "-c", "echo attempt; exit 3")
+	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](1)
+	job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy = kubeflow.RestartPolicyNever
+	create(t, job)
+	got := waitFinished(t, job)
+	c := condition(got, kubeflow.JobFailed)
+	if c.Status != corev1.ConditionTrue || c.Reason != "BackoffLimitExceeded" {
+		t.Fatalf("Failed condition = %+v, want True BackoffLimitExceeded", c)
+	}
+	if n := len(launcherPods(t, job)); n != 2 {
+		t.Errorf("%d launcher attempts, want 2 (1 + backoffLimit 1)", n)
+	}
+}
+
+func TestProgramFailingWithPermanentExitCodeFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, mpich, true, 2, "mpirun", "-n", "2", "sh", "-c", "exit 5")
+	job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy = kubeflow.RestartPolicyExitCode
+	create(t, job)
+	got := waitFinished(t, job)
+	c := condition(got, kubeflow.JobFailed)
+	if c.Status != corev1.ConditionTrue || c.Reason != "PodFailurePolicy" || !strings.Contains(c.Message, "exit code 5") {
+		t.Fatalf("Failed condition = %+v, want True PodFailurePolicy naming exit code 5", c)
+	}
+	if n := len(launcherPods(t, job)); n != 1 {
+		t.Errorf("%d launcher attempts, want 1: exit code 5 is permanent under ExitCode", n)
+	}
+}
