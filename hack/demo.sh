@@ -31,7 +31,7 @@ for _ in $(seq 300); do
 done
 
 echo ">> launcher output:"
-kctl -n "$ns" logs "job/pi-launcher" || true
+kctl -n "$ns" logs "job/pi-launcher" 2>/dev/null || true
 echo ">> conditions:"
 kctl -n "$ns" get mpijob pi -o jsonpath='{range .status.conditions[*]}{.type}{"\t"}{.status}{"\t"}{.reason}{"\t"}{.message}{"\n"}{end}'
 echo ">> demo took $((SECONDS - start))s (job: $((SECONDS - applied))s from apply)"

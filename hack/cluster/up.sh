@@ -247,14 +247,19 @@ EOF
   # Pods resolve through the cluster DNS only; the host's search list and
   # resolvers are not theirs.
   : > "$DIR/resolv.conf"
+  running kubelet || KUBELET_STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   start kubelet "$DIR/bin/kubelet" --config "$DIR/kubelet.yaml" --kubeconfig "$DIR/kubelet.conf" \
     --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" --root-dir "$DIR/kubelet" --cert-dir "$DIR/kubelet/pki"
   step "waiting for node $NODE_NAME to be Ready"
   wait_for "node Ready" 120 node_ready
 }
 
+# node_ready: Ready, untainted, and (after a kubelet start) reported by
+# this kubelet, not left over from the previous one.
 node_ready() {
-  kctl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' | grep -qx True &&
+  local ready
+  ready=$(kctl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}')
+  [ "${ready%% *}" = True ] && [[ ! "${ready#* }" < "$KUBELET_STARTED" ]] &&
     ! kctl get node "$NODE_NAME" -o jsonpath='{.spec.taints}' | grep -q not-ready
 }
 
@@ -280,7 +285,9 @@ deploy_operator() {
   step "deploying the operator (CRD, RBAC, Deployment)"
   kctl apply --server-side --force-conflicts -k "$here/operator" >/dev/null
   # The image tag stays "e2e": a new build needs a new rollout.
-  if [[ " ${IMPORTED[*]} " == *"/mpi-operator:"* ]]; then
+  # A new kubelet has lost the old Pod's container, whatever its stale
+  # status says.
+  if [[ " ${IMPORTED[*]} " == *"/mpi-operator:"* ]] || [ -n "$KUBELET_STARTED" ]; then
     kctl -n mpi-operator rollout restart deployment/mpi-operator >/dev/null
   fi
   kctl -n mpi-operator rollout status deployment/mpi-operator --timeout=120s >&2
@@ -327,6 +334,7 @@ pod_succeeded() {
 }
 
 IMPORTED=()
+KUBELET_STARTED=""
 
 main() {
   local start_s=$SECONDS
