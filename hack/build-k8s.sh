@@ -33,7 +33,7 @@ for c in "${components[@]}"; do
     continue
   fi
   start=$SECONDS
-  echo ">> building $c (first time on this machine; several minutes for kube-apiserver)" >&2
+  echo ">> building $c from the Go module proxy (once per machine and version)" >&2
   if [ "$c" = etcd ]; then
     (cd "$here/etcd" && go build -trimpath -ldflags "-s -w" -o "$bin/.$c.tmp" go.etcd.io/etcd/server/v3)
   elif [ "$c" = coredns ]; then

@@ -85,7 +85,8 @@ done`
 
 // addWaitForWorkers runs waitForWorkersScript before the launcher's
 // containers, in the launcher's own image (which has a shell: it runs
-// mpirun) and with its security context.
+// mpirun), with its security context and its resources (so a quota that
+// demands limits admits it, and the Pod's effective request is unchanged).
 func addWaitForWorkers(spec *corev1.PodSpec) {
 	if len(spec.Containers) == 0 {
 		return
@@ -97,6 +98,7 @@ func addWaitForWorkers(spec *corev1.PodSpec) {
 		ImagePullPolicy: main.ImagePullPolicy,
 		Command:         []string{"sh", "-c", waitForWorkersScript},
 		SecurityContext: main.SecurityContext.DeepCopy(),
+		Resources:       *main.Resources.DeepCopy(),
 		VolumeMounts:    []corev1.VolumeMount{{Name: configVolumeName, MountPath: ConfigMountPath, ReadOnly: true}},
 	}}, spec.InitContainers...)
 }

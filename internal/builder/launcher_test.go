@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -421,5 +422,23 @@ func TestWaitForWorkersScriptReadsEveryHostfileSyntax(t *testing.T) {
 		if !strings.Contains(waitForWorkersScript, "sed -e 's/[ :].*//' /etc/mpi/hostfile") {
 			t.Errorf("script no longer uses the tested expression: %s", waitForWorkersScript)
 		}
+	}
+}
+
+func TestWaitForWorkersInheritsTheLaunchersImageSecurityAndResources(t *testing.T) {
+	w := testjob.MakeMPIJob("pi", "ns")
+	c := &w.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].Template.Spec.Containers[0]
+	c.ImagePullPolicy = corev1.PullNever
+	c.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000)}
+	c.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+	init := LauncherJob(w.Defaulted(), false, testOpts).Spec.Template.Spec.InitContainers[0]
+	if init.Image != c.Image || init.ImagePullPolicy != corev1.PullNever {
+		t.Errorf("image %s pull policy %s, want the launcher's", init.Image, init.ImagePullPolicy)
+	}
+	if diff := cmp.Diff(c.SecurityContext, init.SecurityContext); diff != "" {
+		t.Errorf("security context (-launcher +init):\n%s", diff)
+	}
+	if diff := cmp.Diff(c.Resources, init.Resources); diff != "" {
+		t.Errorf("resources (-launcher +init):\n%s", diff)
 	}
 }
