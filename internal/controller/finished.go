@@ -20,20 +20,27 @@ import (
 // ttlSecondsAfterFinished the MPIJob itself is deleted (garbage collection
 // takes the children). Its status no longer changes.
 func (r *Reconciler) reconcileFinished(ctx context.Context, s *state) error {
+	if expired, err := r.expireTTL(ctx, s); expired || err != nil {
+		return err
+	}
 	kids, err := r.observe(ctx, s.job)
 	if err != nil {
 		return err
 	}
-	return r.finish(ctx, s, kids)
+	return r.cleanupPods(ctx, s.job, kids)
 }
 
-// finish runs, on every reconcile of a finished job including the one that
-// finished it, the cleanup and the TTL.
-func (r *Reconciler) finish(ctx context.Context, s *state, kids *children) error {
-	if expired, err := r.expireTTL(ctx, s); expired || err != nil {
-		return err
+// requeueForTTL asks for a reconcile when a finished job's TTL runs out.
+// The reconcile that finishes a job only asks: the job is deleted by a
+// later one, so its outcome is always written first.
+func requeueForTTL(s *state) {
+	if ttl := s.job.Spec.RunPolicy.TTLSecondsAfterFinished; ttl != nil && s.status.CompletionTime != nil {
+		s.requeueAfter(max(ttlLeft(s, *ttl), time.Millisecond))
 	}
-	return r.cleanupPods(ctx, s.job, kids)
+}
+
+func ttlLeft(s *state, ttl int32) time.Duration {
+	return s.status.CompletionTime.Add(time.Duration(ttl) * time.Second).Sub(s.now.Time)
 }
 
 // cleanupPods deletes the worker Pods that cleanPodPolicy names: Running
@@ -59,8 +66,7 @@ func (r *Reconciler) expireTTL(ctx context.Context, s *state) (bool, error) {
 	if ttl == nil || s.status.CompletionTime == nil {
 		return false, nil
 	}
-	left := s.status.CompletionTime.Add(time.Duration(*ttl) * time.Second).Sub(s.now.Time)
-	if left > 0 {
+	if left := ttlLeft(s, *ttl); left > 0 {
 		s.requeueAfter(left)
 		return false, nil
 	}

@@ -89,6 +89,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	kubeflow.SetDefaults(job)
 	s := &state{job: job, status: job.Status.DeepCopy(), now: metav1.NewTime(r.Clock.Now())}
 	err := r.sync(ctx, s)
+	if isFinished(s.status) {
+		requeueForTTL(s)
+	}
 	if werr := r.writeStatus(ctx, job, observed, s.status); werr != nil {
 		if apierrors.IsConflict(werr) {
 			// The cache had not caught up with our previous write, or
@@ -147,7 +150,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	updateReplicaStatuses(s, kids)
 	updateProgress(s, kids)
 	if isFinished(s.status) {
-		return r.finish(ctx, s, kids)
+		return r.cleanupPods(ctx, s.job, kids)
 	}
 	return nil
 }

@@ -275,3 +275,49 @@ func TestForeignObjectWithAChildsNameIsAnError(t *testing.T) {
 		t.Error("a failed create left an expectation that would stall the job")
 	}
 }
+
+func TestFinishingReconcileWritesOutcomeBeforeTTLDeletes(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).TTL(0).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	l := &batchv1.Job{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-launcher"}, l); err != nil {
+		t.Fatal(err)
+	}
+	l.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	if err := f.client.Status().Update(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+
+	// The informer would have seen the worker by now.
+	f.r.Expectations.CreationObserved("ns/pi", "pi-worker-0")
+	// The TTL has already run out, yet this reconcile only records success.
+	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &kubeflow.MPIJob{}
+	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatalf("job deleted in the reconcile that finished it: %v", err)
+	}
+	if !isTrue(&got.Status, kubeflow.JobSucceeded) || res.RequeueAfter <= 0 {
+		t.Fatalf("Succeeded=%t requeueAfter=%v, want the outcome written and a call back for the TTL",
+			isTrue(&got.Status, kubeflow.JobSucceeded), res.RequeueAfter)
+	}
+	f.reconcile(t, job)
+	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), got); err == nil {
+		t.Error("job still exists after its TTL")
+	}
+}
+
+func TestValidationFailureStillHonoursTTL(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(0).TTL(30).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > 30*time.Second {
+		t.Errorf("requeueAfter = %v, want the TTL's 30s", res.RequeueAfter)
+	}
+}

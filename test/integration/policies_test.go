@@ -47,7 +47,7 @@ func TestForeignManagedByIsLeftAlone(t *testing.T) {
 
 func TestTTLDeletesFinishedJob(t *testing.T) {
 	ns := newNamespace(t)
-	job := createJob(t, testjob.MakeMPIJob("ttl", ns).Workers(1).TTL(1).Obj())
+	job := createJob(t, testjob.MakeMPIJob("ttl", ns).Workers(1).TTL(3).Obj())
 	launcherJob(t, job)
 	finishLauncher(t, job, true, "", "")
 	waitCondition(t, job, kubeflow.JobSucceeded, corev1.ConditionTrue)
