@@ -6,13 +6,13 @@ DIR=${MPI_OPERATOR_CLUSTER_DIR:-/var/lib/mpi-operator-cluster}
 LOGS=$DIR/logs
 NODE_NAME=mpi-node
 BRIDGE=mpiop0
-NODE_IP=10.244.0.1
+NODE_IP=${NODE_IP:-10.244.0.1}
 POD_CIDR=10.244.0.0/16
 POD_SUBNET=10.244.0.0/24
 SERVICE_CIDR=10.96.0.0/16
 CLUSTER_DOMAIN=cluster.local
-ETCD_PORT=12379
-ETCD_PEER_PORT=12380
+ETCD_PORT=${ETCD_PORT:-12379}
+ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
 REGISTRY=mpi-operator.local
 CONTAINERD_SOCK=$DIR/containerd/containerd.sock
 # MPI images loaded into the cluster; the first also runs the DNS check.

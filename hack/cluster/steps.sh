@@ -1,0 +1,325 @@
+# The steps of up.sh, as functions, shared with the benchmark cluster
+# (hack/bench/up.sh). Sourced after lib.sh.
+
+step() { echo ">> [$(date +%T)] $*" >&2; }
+
+install_packages() {
+  local missing=()
+  for p in containerd runc containernetworking-plugins iptables debootstrap curl; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    step "installing ${missing[*]} from Debian"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+  fi
+}
+
+# build_binaries [component...]: the binaries of the cluster, linked at $DIR/bin.
+build_binaries() {
+  step "control-plane binaries (built once from the Go module proxy, ~10 min cold)"
+  local components=("$@")
+  [ ${#components[@]} -gt 0 ] || components=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubeadm coredns)
+  BIN=$("$REPO/hack/build-k8s.sh" "${components[@]}")
+  ln -sfn "$BIN" "$DIR/bin"
+}
+
+pki() {
+  [ -f "$DIR/admin.conf" ] && return
+  step "certificates and kubeconfigs (kubeadm phases)"
+  mkdir -p "$DIR/pki"
+  cat > "$DIR/kubeadm.yaml" <<EOF
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: $NODE_IP
+  bindPort: 6443
+nodeRegistration:
+  name: $NODE_NAME
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: $("$DIR/bin/kubectl" version --client -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/p')
+clusterName: mpi-operator
+certificatesDir: $DIR/pki
+controlPlaneEndpoint: $NODE_IP:6443
+networking:
+  serviceSubnet: $SERVICE_CIDR
+  podSubnet: $POD_CIDR
+  dnsDomain: $CLUSTER_DOMAIN
+apiServer:
+  certSANs: [127.0.0.1, $NODE_IP]
+EOF
+  "$DIR/bin/kubeadm" init phase certs all --config "$DIR/kubeadm.yaml" >"$LOGS/kubeadm.log" 2>&1
+  "$DIR/bin/kubeadm" init phase kubeconfig all --config "$DIR/kubeadm.yaml" --kubeconfig-dir "$DIR" >>"$LOGS/kubeadm.log" 2>&1
+}
+
+network() {
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    step "bridge $BRIDGE $NODE_IP/24"
+    ip link add "$BRIDGE" type bridge
+    # The CNI bridge plugin insists on gateway/subnet as the bridge address.
+    ip addr add "$NODE_IP/24" dev "$BRIDGE"
+  fi
+  ip link set "$BRIDGE" up
+  mkdir -p "$DIR/cni" "$DIR/cni-ipam"
+  cat > "$DIR/cni/10-mpi-operator.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "mpi-operator",
+  "plugins": [{
+    "type": "bridge",
+    "bridge": "$BRIDGE",
+    "isGateway": true,
+    "ipMasq": false,
+    "hairpinMode": true,
+    "ipam": {
+      "type": "host-local",
+      "dataDir": "$DIR/cni-ipam",
+      "ranges": [[{"subnet": "$POD_SUBNET", "gateway": "$NODE_IP"}]],
+      "routes": [{"dst": "0.0.0.0/0"}]
+    }
+  }, {"type": "portmap", "capabilities": {"portMappings": true}}]
+}
+EOF
+}
+
+# start NAME CMD...: runs CMD in the background with its log under $LOGS,
+# unless the process of NAME's pid file still runs.
+start() {
+  local name=$1; shift
+  if running "$name"; then return; fi
+  step "starting $name"
+  nohup "$@" >"$LOGS/$name.log" 2>&1 &
+  echo $! > "$DIR/pids/$name"
+}
+
+# replace_config NAME FILE: moves FILE.new over FILE and, when that changed
+# the file, stops NAME so that start runs it again with the new one.
+replace_config() {
+  local name=$1 file=$2
+  if ! cmp -s "$file.new" "$file"; then
+    mv "$file.new" "$file"
+    if running "$name"; then
+      step "restarting $name for its new configuration"
+      kill "$(cat "$DIR/pids/$name")"
+      for _ in $(seq 20); do running "$name" || break; sleep 0.5; done
+    fi
+  else
+    rm -f "$file.new"
+  fi
+}
+
+wait_for() {
+  local what=$1 tries=$2; shift 2
+  for _ in $(seq "$tries"); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 1
+  done
+  echo "timed out waiting for $what; logs in $LOGS" >&2
+  return 1
+}
+
+control_plane() {
+  start etcd "$DIR/bin/etcd" --data-dir "$DIR/etcd" --name node \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "node=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls ""
+  local p=$DIR/pki
+  start kube-apiserver "$DIR/bin/kube-apiserver" \
+    --advertise-address "$NODE_IP" --bind-address "$NODE_IP" --secure-port 6443 \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --client-ca-file "$p/ca.crt" --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
+    --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" --kubelet-client-key "$p/apiserver-kubelet-client.key" \
+    --kubelet-preferred-address-types InternalIP \
+    --service-account-issuer "https://kubernetes.default.svc.$CLUSTER_DOMAIN" \
+    --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
+    --service-cluster-ip-range "$SERVICE_CIDR" --authorization-mode Node,RBAC \
+    --enable-admission-plugins NodeRestriction --allow-privileged=true \
+    --endpoint-reconciler-type none \
+    --requestheader-client-ca-file "$p/front-proxy-ca.crt" \
+    --proxy-client-cert-file "$p/front-proxy-client.crt" --proxy-client-key-file "$p/front-proxy-client.key" \
+    --requestheader-allowed-names front-proxy-client --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --requestheader-group-headers X-Remote-Group --requestheader-username-headers X-Remote-User
+  wait_for "kube-apiserver /readyz" 60 "$DIR/bin/kubectl" --kubeconfig "$DIR/super-admin.conf" get --raw /readyz
+  # What kubeadm init would do: admin.conf's group gets cluster-admin, and
+  # the apiserver may read logs from the kubelet.
+  local sa=("$DIR/bin/kubectl" --kubeconfig "$DIR/super-admin.conf")
+  { "${sa[@]}" create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin \
+      --group=kubeadm:cluster-admins --dry-run=client -o yaml
+    echo ---
+    "${sa[@]}" create clusterrolebinding kube-apiserver-kubelet-client --clusterrole=system:kubelet-api-admin \
+      --user=kube-apiserver-kubelet-client --dry-run=client -o yaml
+  } | "${sa[@]}" apply -f - >/dev/null
+  start kube-controller-manager "$DIR/bin/kube-controller-manager" \
+    --kubeconfig "$DIR/controller-manager.conf" \
+    --authentication-kubeconfig "$DIR/controller-manager.conf" --authorization-kubeconfig "$DIR/controller-manager.conf" \
+    --bind-address 127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
+    --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
+    --root-ca-file "$p/ca.crt" --service-account-private-key-file "$p/sa.key" \
+    --service-cluster-ip-range "$SERVICE_CIDR" --allocate-node-cidrs=false
+  start kube-scheduler "$DIR/bin/kube-scheduler" --kubeconfig "$DIR/scheduler.conf" \
+    --authentication-kubeconfig "$DIR/scheduler.conf" --authorization-kubeconfig "$DIR/scheduler.conf" \
+    --bind-address 127.0.0.1 --leader-elect=false
+}
+
+containerd_up() {
+  mkdir -p "$DIR/containerd"
+  cat > "$DIR/containerd/config.toml" <<EOF
+version = 2
+root = "$DIR/containerd/root"
+state = "$DIR/containerd/state"
+[grpc]
+  address = "$CONTAINERD_SOCK"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$REGISTRY/pause:e2e"
+  # This machine's root lacks CAP_SYS_RESOURCE: without this no sandbox starts.
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$DIR/cni"
+EOF
+  start containerd containerd --config "$DIR/containerd/config.toml"
+  wait_for containerd 30 ctr version
+}
+
+import_images() {
+  step "images (built once: Debian root filesystems and static Go binaries)"
+  local img
+  for img in $("$REPO/hack/images/build.sh" pause operator "${CLUSTER_IMAGES[@]}"); do
+    local ref; ref=$(tar -xOf "$img" manifest.json | sed -n 's/.*"RepoTags":\["\([^"]*\)".*/\1/p')
+    local digest; digest=$(tar -xOf "$img" manifest.json | sha256sum | cut -c1-16)
+    if [ "$(cat "$DIR/images/$(basename "$ref")" 2>/dev/null)" != "$digest" ] || ! ctr images ls -q | grep -qx "$ref"; then
+      step "importing $ref"
+      IMPORTED+=("$ref")
+      ctr images import "$img" >/dev/null
+      mkdir -p "$DIR/images"
+      echo "$digest" > "$DIR/images/$(basename "$ref")"
+    fi
+  done
+}
+
+kubelet_up() {
+  save_sysctls
+  cat > "$DIR/kubelet.yaml.new" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $NODE_IP
+readOnlyPort: 0
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+oomScoreAdj: 0
+clusterDNS: [$NODE_IP]
+clusterDomain: $CLUSTER_DOMAIN
+containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $DIR/pki/ca.crt}
+authorization: {mode: Webhook}
+# The images were imported, not pulled: they can never be pulled again.
+imageGCHighThresholdPercent: 100
+# ConfigMap updates (hostfile after a scale) reach Pods within a sync.
+syncFrequency: 10s
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
+resolvConf: $DIR/resolv.conf
+EOF
+  replace_config kubelet "$DIR/kubelet.yaml"
+  # Pods resolve through the cluster DNS only; the host's search list and
+  # resolvers are not theirs.
+  : > "$DIR/resolv.conf"
+  running kubelet || KUBELET_STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  start kubelet "$DIR/bin/kubelet" --config "$DIR/kubelet.yaml" --kubeconfig "$DIR/kubelet.conf" \
+    --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" --root-dir "$DIR/kubelet" --cert-dir "$DIR/kubelet/pki"
+  step "waiting for node $NODE_NAME to be Ready"
+  wait_for "node Ready" 120 node_ready
+}
+
+# node_ready: Ready, untainted, and (after a kubelet start) reported by
+# this kubelet, not left over from the previous one.
+node_ready() {
+  local ready
+  ready=$(kctl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}')
+  [ "${ready%% *}" = True ] && [[ ! "${ready#* }" < "$KUBELET_STARTED" ]] &&
+    ! kctl get node "$NODE_NAME" -o jsonpath='{.spec.taints}' | grep -q not-ready
+}
+
+dns_up() {
+  cat > "$DIR/Corefile" <<EOF
+.:53 {
+    bind $NODE_IP
+    errors
+    health $NODE_IP:8180
+    ready $NODE_IP:8181
+    kubernetes $CLUSTER_DOMAIN in-addr.arpa ip6.arpa {
+        kubeconfig $DIR/admin.conf
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+}
+EOF
+  start coredns "$DIR/bin/coredns" -conf "$DIR/Corefile"
+  wait_for "CoreDNS ready" 60 curl -sf "http://$NODE_IP:8181/ready"
+}
+
+deploy_operator() {
+  step "deploying the operator (CRD, RBAC, Deployment)"
+  kctl apply --server-side --force-conflicts -k "$REPO/hack/cluster/operator" >/dev/null
+  # The image tag stays "e2e": a new build needs a new rollout.
+  # A new kubelet has lost the old Pod's container, whatever its stale
+  # status says.
+  if [[ " ${IMPORTED[*]} " == *"/mpi-operator:"* ]] || [ -n "$KUBELET_STARTED" ]; then
+    kctl -n mpi-operator rollout restart deployment/mpi-operator >/dev/null
+  fi
+  kctl -n mpi-operator rollout status deployment/mpi-operator --timeout=120s >&2
+}
+
+# check_dns proves a Pod of a headless Service resolves from a Pod, the way
+# a launcher resolves its workers.
+check_dns() {
+  step "checking cluster DNS from a Pod"
+  kctl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: cluster-check}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: dns, namespace: cluster-check}
+spec: {clusterIP: None, publishNotReadyAddresses: true, selector: {app: dns}}
+EOF
+  kctl -n cluster-check delete pod dns --ignore-not-found --wait >/dev/null
+  kctl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: dns, namespace: cluster-check, labels: {app: dns}}
+spec:
+  hostname: dns
+  subdomain: dns
+  restartPolicy: Never
+  containers:
+  - name: check
+    image: $REGISTRY/${CLUSTER_IMAGES[0]}:e2e
+    imagePullPolicy: Never
+    command: [sh, -c, "for i in \$(seq 30); do getent hosts dns.dns.cluster-check.svc.$CLUSTER_DOMAIN && exit 0; sleep 1; done; exit 1"]
+EOF
+  wait_for "DNS check Pod" 90 pod_succeeded
+  kctl -n cluster-check logs dns >&2
+  kctl delete namespace cluster-check --wait=false >/dev/null
+}
+
+pod_succeeded() {
+  local phase; phase=$(kctl -n cluster-check get pod dns -o jsonpath='{.status.phase}')
+  [ "$phase" = Failed ] && { kctl -n cluster-check logs dns >&2; exit 1; }
+  [ "$phase" = Succeeded ]
+}
+
