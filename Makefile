@@ -65,3 +65,19 @@ test-e2e: cluster-up ## real MPI jobs on the local cluster
 .PHONY: demo
 demo: ## from a bare machine: cluster up, run the pi MPIJob, print its output
 	hack/demo.sh
+
+# Benchmarks on a simulated cluster (real control plane, kwok nodes); the
+# operator runs as a separate process. Figures, never assertions.
+.PHONY: bench-cluster
+bench-cluster:
+	hack/bench/up.sh
+
+.PHONY: bench-quick
+bench-quick: bench-cluster build ## startup of 10- and 100-worker jobs against the floor (< 5 min)
+	go build -o $(BIN)/bench ./test/bench
+	$(BIN)/bench -operator $(BIN)/mpi-operator -sizes 10,100 -runs 3 -nodes 100
+
+.PHONY: bench
+bench: bench-cluster build ## the full benchmark on 1000 kwok nodes
+	go build -o $(BIN)/bench ./test/bench
+	$(BIN)/bench -operator $(BIN)/mpi-operator -sizes 10,100,1000 -runs 3 -nodes 1000

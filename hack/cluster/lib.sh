@@ -13,6 +13,10 @@ SERVICE_CIDR=10.96.0.0/16
 CLUSTER_DOMAIN=cluster.local
 ETCD_PORT=${ETCD_PORT:-12379}
 ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
+# Health ports of controller-manager and scheduler (loopback); the
+# benchmark cluster runs beside the local one with its own.
+CONTROLLER_MANAGER_PORT=${CONTROLLER_MANAGER_PORT:-10257}
+SCHEDULER_PORT=${SCHEDULER_PORT:-10259}
 REGISTRY=mpi-operator.local
 CONTAINERD_SOCK=$DIR/containerd/containerd.sock
 # MPI images loaded into the cluster; the first also runs the DNS check.

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The benchmark cluster: the project's etcd, kube-apiserver,
+# kube-controller-manager and kube-scheduler on loopback, with kwok playing
+# the nodes so Pods are scheduled and Running without containers. It reuses
+# the binaries the local cluster builds. The MPIJob CRD is installed; the
+# operator is started by the benchmark itself, as a separate process.
+#
+# usage: hack/bench/up.sh    stop: hack/bench/down.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+export MPI_OPERATOR_CLUSTER_DIR=${MPI_OPERATOR_BENCH_DIR:-/var/lib/mpi-operator-bench}
+export NODE_IP=127.0.0.1 KUBEADM_ADDRESS=192.0.2.1 ETCD_PORT=22379 ETCD_PEER_PORT=22380 \
+  CONTROLLER_MANAGER_PORT=20257 SCHEDULER_PORT=20259
+# shellcheck source=hack/cluster/lib.sh
+. "$here/../cluster/lib.sh"
+# shellcheck source=hack/cluster/steps.sh
+. "$here/../cluster/steps.sh"
+
+mkdir -p "$DIR/pids" "$LOGS"
+build_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubeadm kwok
+pki
+control_plane
+stages=()
+for f in "$DIR/bin/kwok-stages/"*.yaml "$here/launcher-complete.yaml"; do stages+=(--config "$f"); done
+start kwok "$DIR/bin/kwok" --kubeconfig "$DIR/admin.conf" \
+  --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+  --node-lease-duration-seconds 40 --server-address 127.0.0.1:10247 "${stages[@]}"
+kctl apply --server-side -f "$REPO/config/crd/bases/" >/dev/null
+step "benchmark cluster up; KUBECONFIG=$DIR/admin.conf; logs in $LOGS"

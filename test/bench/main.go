@@ -1,0 +1,290 @@
+// Command bench measures the operator on the benchmark cluster
+// (hack/bench/up.sh: a real control plane with kwok nodes): the startup
+// latency of one MPIJob of N workers, milestone by milestone, against the
+// floor of a bare client creating the same N+1 Pods with the same client
+// limits. It starts the operator as a separate process, as in production,
+// prints one table per scenario and writes the raw results as JSON.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+type options struct {
+	kubeconfig, operator, out string
+	sizes                     []int
+	runs, nodes               int
+	qps                       float64
+	burst                     int
+}
+
+func main() {
+	var o options
+	var sizes string
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "/var/lib/mpi-operator-bench/admin.conf", "kubeconfig of the benchmark cluster")
+	flag.StringVar(&o.operator, "operator", "bin/mpi-operator", "operator binary, started as a separate process")
+	flag.StringVar(&o.out, "out", "_output/bench", "folder for the raw results")
+	flag.StringVar(&sizes, "sizes", "10,100,1000", "worker counts")
+	flag.IntVar(&o.runs, "runs", 3, "runs per size")
+	flag.IntVar(&o.nodes, "nodes", 1000, "kwok nodes")
+	flag.Float64Var(&o.qps, "qps", 500, "client QPS, of the operator and of the floor client alike")
+	flag.IntVar(&o.burst, "burst", 1000, "client burst, of the operator and of the floor client alike")
+	flag.Parse()
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bad -sizes:", err)
+			os.Exit(2)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type env struct {
+	o  options
+	cs *kubernetes.Clientset
+	c  client.Client
+}
+
+func run(ctx context.Context, o options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := kubeflow.AddToScheme(scheme); err != nil {
+		return err
+	}
+	e := &env{o: o}
+	if e.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if e.c, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	if err := e.ensureNodes(ctx); err != nil {
+		return err
+	}
+	stop, err := e.startOperator(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	var all []startupResult
+	for _, n := range o.sizes {
+		var rows []startupResult
+		for r := range o.runs {
+			res, err := e.startup(ctx, n, r)
+			if err != nil {
+				return fmt.Errorf("startup N=%d run %d: %w", n, r, err)
+			}
+			if res.Floor, err = e.floor(ctx, n, r); err != nil {
+				return fmt.Errorf("floor N=%d run %d: %w", n, r, err)
+			}
+			rows = append(rows, res)
+		}
+		printStartup(n, rows)
+		all = append(all, rows...)
+	}
+	return writeJSON(o.out, "startup.json", all)
+}
+
+// ensureNodes makes the kwok nodes (in parallel) and waits until they are
+// Ready and untainted: kwok's nodes carry a not-ready taint for a few
+// seconds after creation, which would count against the first job.
+func (e *env) ensureNodes(ctx context.Context) error {
+	start := time.Now()
+	err := parallel(e.o.nodes, 50, func(i int) error {
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        fmt.Sprintf("kwok-node-%d", i),
+				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+				Labels:      map[string]string{"type": "kwok"},
+			},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+				corev1.ResourcePods: resource.MustParse("110"),
+			}, Capacity: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+				corev1.ResourcePods: resource.MustParse("110"),
+			}},
+		}
+		_, err := e.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("creating nodes: %w", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		nodes, err := e.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+		if err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			if len(n.Spec.Taints) == 0 && nodeReady(&n) {
+				ready++
+			}
+		}
+		return ready >= e.o.nodes, nil
+	})
+	fmt.Printf("%d kwok nodes Ready in %s\n", e.o.nodes, time.Since(start).Round(time.Second))
+	return err
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// startOperator runs the operator binary against the cluster, with the
+// same client limits as the floor client.
+func (e *env) startOperator(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(e.o.out, 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(e.o.out, "operator.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, e.o.operator, "--kubeconfig", e.o.kubeconfig, "--leader-elect=false",
+		"--metrics-bind-address", "127.0.0.1:18080", "--health-probe-bind-address", "127.0.0.1:18081",
+		"--kube-api-qps", fmt.Sprint(e.o.qps), "--kube-api-burst", fmt.Sprint(e.o.burst), "--zap-log-level", "error")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the operator: %w", err)
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		_ = logf.Close()
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		out, err := exec.Command("curl", "-sf", "http://127.0.0.1:18081/readyz").Output()
+		return err == nil && strings.TrimSpace(string(out)) == "ok", nil
+	})
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("operator not ready (log in %s): %w", logf.Name(), err)
+	}
+	return stop, nil
+}
+
+func parallel(count, workers int, fn func(int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan int)
+	)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range count {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+func newNamespace(ctx context.Context, cs *kubernetes.Clientset, name string) error {
+	_ = cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		return err != nil && strings.Contains(err.Error(), "not found"), nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s not gone: %w", name, err)
+	}
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	return err
+}
+
+func benchPod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{
+			Containers:                   []corev1.Container{{Name: "c", Image: "bench"}},
+			AutomountServiceAccountToken: ptr.To(false),
+		},
+	}
+}
+
+func writeJSON(dir, name string, v any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name), raw, 0o644)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+func maxOf(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}

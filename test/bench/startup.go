@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// startupResult is one run of one job: each milestone as time since the
+// MPIJob was created, and the floor for the same number of Pods.
+type startupResult struct {
+	Workers         int           `json:"workers"`
+	Run             int           `json:"run"`
+	WorkersCreated  time.Duration `json:"workersCreatedNs"`
+	WorkersRunning  time.Duration `json:"workersRunningNs"`
+	LauncherCreated time.Duration `json:"launcherCreatedNs"`
+	JobRunning      time.Duration `json:"jobRunningNs"`
+	Floor           time.Duration `json:"floorNs"`
+}
+
+// podTimes records, from a watch, when each Pod of a namespace was first
+// seen and first seen Running.
+type podTimes struct {
+	mu      sync.Mutex
+	start   time.Time
+	seen    map[string]time.Duration
+	running map[string]time.Duration
+	role    map[string]string
+}
+
+func watchPods(ctx context.Context, cs *kubernetes.Clientset, ns string, start time.Time) (*podTimes, error) {
+	pt := &podTimes{start: start, seen: map[string]time.Duration{}, running: map[string]time.Duration{}, role: map[string]string{}}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	inf := f.Core().V1().Pods().Informer()
+	record := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		now := time.Since(pt.start)
+		pt.mu.Lock()
+		defer pt.mu.Unlock()
+		if _, ok := pt.seen[pod.Name]; !ok {
+			pt.seen[pod.Name] = now
+			pt.role[pod.Name] = pod.Labels[kubeflow.LabelJobRole]
+		}
+		if _, ok := pt.running[pod.Name]; !ok && pod.Status.Phase == corev1.PodRunning {
+			pt.running[pod.Name] = now
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    record,
+		UpdateFunc: func(_, obj any) { record(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	return pt, nil
+}
+
+// latest returns the time by which every Pod of the role matched, and
+// whether n of them did.
+func (pt *podTimes) latest(times map[string]time.Duration, role string, n int) (time.Duration, bool) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	var last time.Duration
+	count := 0
+	for name, t := range times {
+		if role != "*" && pt.role[name] != role {
+			continue
+		}
+		count++
+		last = max(last, t)
+	}
+	return last, count >= n
+}
+
+// startup creates one MPIJob of n workers and records its milestones.
+func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
+	ns := fmt.Sprintf("startup-%d-%d", n, run)
+	if err := newNamespace(ctx, e.cs, ns); err != nil {
+		return startupResult{}, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	pt, err := watchPods(wctx, e.cs, ns, start)
+	if err != nil {
+		return startupResult{}, err
+	}
+	job := benchJob(ns, int32(n))
+	start = time.Now()
+	pt.mu.Lock()
+	pt.start = start
+	pt.mu.Unlock()
+	if err := e.c.Create(ctx, job); err != nil {
+		return startupResult{}, err
+	}
+	res := startupResult{Workers: n, Run: run}
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		got := &kubeflow.MPIJob{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(job), got); err == nil {
+			for _, c := range got.Status.Conditions {
+				if c.Type == kubeflow.JobRunning && c.Status == corev1.ConditionTrue && res.JobRunning == 0 {
+					res.JobRunning = time.Since(start)
+				}
+			}
+		}
+		if res.JobRunning > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res.JobRunning == 0 {
+		return res, fmt.Errorf("MPIJob never Running")
+	}
+	var ok bool
+	if res.WorkersCreated, ok = pt.latest(pt.seen, "worker", n); !ok {
+		return res, fmt.Errorf("not all worker Pods seen")
+	}
+	res.WorkersRunning, _ = pt.latest(pt.running, "worker", n)
+	res.LauncherCreated, _ = pt.latest(pt.seen, "launcher", 1)
+	_ = e.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	return res, nil
+}
+
+// floor creates n+1 plain Pods as fast as the client limits allow and
+// returns the time until all are Running: what the API server, scheduler
+// and kwok need, with no operator in the way.
+func (e *env) floor(ctx context.Context, n, run int) (time.Duration, error) {
+	ns := fmt.Sprintf("floor-%d-%d", n, run)
+	if err := newNamespace(ctx, e.cs, ns); err != nil {
+		return 0, err
+	}
+	defer func() { _ = e.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) }()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	pt, err := watchPods(wctx, e.cs, ns, start)
+	if err != nil {
+		return 0, err
+	}
+	start = time.Now()
+	pt.mu.Lock()
+	pt.start = start
+	pt.mu.Unlock()
+	err = parallel(n+1, 500, func(i int) error {
+		_, err := e.cs.CoreV1().Pods(ns).Create(ctx, benchPod(ns, fmt.Sprintf("p-%d", i)), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		if t, ok := pt.latest(pt.running, "*", n+1); ok {
+			return t, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("floor Pods never all Running")
+}
+
+func benchJob(ns string, n int32) *kubeflow.MPIJob {
+	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "bench"}}}}
+	return &kubeflow.MPIJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
+		Spec: kubeflow.MPIJobSpec{MPIReplicaSpecs: map[kubeflow.MPIReplicaType]*kubeflow.ReplicaSpec{
+			kubeflow.MPIReplicaTypeLauncher: {Replicas: ptr.To[int32](1), Template: tmpl},
+			kubeflow.MPIReplicaTypeWorker:   {Replicas: ptr.To(n), Template: *tmpl.DeepCopy()},
+		}},
+	}
+}
+
+func printStartup(n int, rows []startupResult) {
+	col := func(get func(startupResult) time.Duration) (time.Duration, time.Duration) {
+		var ds []time.Duration
+		for _, r := range rows {
+			ds = append(ds, get(r))
+		}
+		return median(ds), maxOf(ds)
+	}
+	fmt.Printf("\nStartup, one MPIJob of %d workers (%d runs; median / max, from creation)\n", n, len(rows))
+	fmt.Println("| milestone | median | max |")
+	fmt.Println("| --- | --- | --- |")
+	for _, m := range []struct {
+		name string
+		get  func(startupResult) time.Duration
+	}{
+		{"all worker Pods created", func(r startupResult) time.Duration { return r.WorkersCreated }},
+		{"all worker Pods Running", func(r startupResult) time.Duration { return r.WorkersRunning }},
+		{"launcher Pod created", func(r startupResult) time.Duration { return r.LauncherCreated }},
+		{"MPIJob Running", func(r startupResult) time.Duration { return r.JobRunning }},
+		{fmt.Sprintf("floor: %d bare Pods Running", n+1), func(r startupResult) time.Duration { return r.Floor }},
+	} {
+		med, mx := col(m.get)
+		fmt.Printf("| %s | %s | %s |\n", m.name, med.Round(time.Millisecond), mx.Round(time.Millisecond))
+	}
+	job, _ := col(func(r startupResult) time.Duration { return r.JobRunning })
+	floor, _ := col(func(r startupResult) time.Duration { return r.Floor })
+	if floor > 0 {
+		fmt.Printf("ratio MPIJob Running / floor (medians): %.2f\n", float64(job)/float64(floor))
+	}
+}
