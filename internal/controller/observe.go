@@ -24,6 +24,10 @@ type children struct {
 	surplus []*corev1.Pod
 	// launcher is the launcher Job, nil if there is none.
 	launcher *batchv1.Job
+	// launcherRunning: a Pod of the launcher Job runs. Read from the Pod
+	// itself, as the Job controller reports status.ready only in batches
+	// of a second.
+	launcherRunning bool
 }
 
 func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*children, error) {
@@ -57,8 +61,25 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*childr
 		return nil, fmt.Errorf("job %s exists and is not controlled by this MPIJob", launcher.Name)
 	default:
 		kids.launcher = launcher
+		if kids.launcherRunning, err = r.launcherPodRunning(ctx, job, launcher); err != nil {
+			return nil, err
+		}
 	}
 	return kids, nil
+}
+
+func (r *Reconciler) launcherPodRunning(ctx context.Context, job *kubeflow.MPIJob, launcher *batchv1.Job) (bool, error) {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace),
+		client.MatchingLabels(builder.RoleLabels(job, builder.RoleLauncher))); err != nil {
+		return false, fmt.Errorf("listing launcher Pods: %w", err)
+	}
+	for i := range pods.Items {
+		if metav1.IsControlledBy(&pods.Items[i], launcher) && isRunning(&pods.Items[i]) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // isTerminating reports whether a Pod is being deleted.

@@ -101,7 +101,7 @@ func updateProgress(s *state, kids *children) {
 			return
 		}
 	}
-	launcherRunning := l != nil && ptr.Deref(l.Status.Ready, 0) > 0
+	launcherRunning := l != nil && (kids.launcherRunning || ptr.Deref(l.Status.Ready, 0) > 0)
 	if launcherRunning && kids.allWorkers(int(job.Workers()), isRunning) {
 		setCondition(s.status, kubeflow.JobRunning, corev1.ConditionTrue, ReasonRunning,
 			fmt.Sprintf("MPIJob %s is running.", name), s.now)

@@ -23,21 +23,17 @@ import (
 )
 
 // CacheOptions restricts the manager's cache to the objects this operator
-// made: Pods, Jobs, Services, ConfigMaps and Secrets carrying our operator
-// label (and only worker Pods: the launcher Pod is seen through its Job).
-// Memory then does not grow with the rest of the cluster. managedFields are
+// made: Pods (workers, and launchers through the Job's template), Jobs,
+// Services, ConfigMaps and Secrets carrying our operator label. Memory then
+// does not grow with the rest of the cluster. managedFields are
 // dropped, as nothing here reads them. namespaces limits the scope; empty
 // means all.
 func CacheOptions(namespaces []string) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{kubeflow.LabelOperatorName: kubeflow.OperatorName})
-	workers := labels.SelectorFromSet(labels.Set{
-		kubeflow.LabelOperatorName: kubeflow.OperatorName,
-		kubeflow.LabelJobRole:      "worker",
-	})
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:       {Label: workers},
+			&corev1.Pod{}:       {Label: ours},
 			&batchv1.Job{}:      {Label: ours},
 			&corev1.Service{}:   {Label: ours},
 			&corev1.ConfigMap{}: {Label: ours},
@@ -119,13 +115,20 @@ func (h *podHandler) Generic(_ context.Context, e event.TypedGenericEvent[client
 	}
 }
 
-// ownerRequest is the reconcile request of the MPIJob controlling obj.
+// ownerRequest is the reconcile request of the MPIJob a Pod belongs to:
+// its controller for a worker, and for a launcher Pod (controlled by the
+// launcher Job) the job named by its label.
 func ownerRequest(obj client.Object) (reconcile.Request, bool) {
-	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.Kind != kubeflow.Kind || ref.APIVersion != kubeflow.GroupVersion.String() {
+	name := ""
+	if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == kubeflow.Kind && ref.APIVersion == kubeflow.GroupVersion.String() {
+		name = ref.Name
+	} else if obj.GetLabels()[kubeflow.LabelJobRole] == "launcher" && obj.GetLabels()[kubeflow.LabelOperatorName] == kubeflow.OperatorName {
+		name = obj.GetLabels()[kubeflow.LabelJobName]
+	}
+	if name == "" {
 		return reconcile.Request{}, false
 	}
-	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}, true
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}, true
 }
 
 var _ handler.EventHandler = &podHandler{}

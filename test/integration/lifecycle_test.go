@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -143,4 +144,31 @@ func TestLauncherFailurePastBackoffLimitFailsJob(t *testing.T) {
 		pods, err := workerPods(ctx, job)
 		return len(pods) == 1, err
 	})
+}
+
+// The Job controller reports status.ready in batches of a second; the
+// operator reads the launcher Pod itself, so Running follows the Pod.
+func TestRunningFollowsTheLauncherPod(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("fast", ns).Workers(1).Obj())
+	runWorkers(t, job, 1)
+	l := launcherJob(t, job)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "fast-launcher-abcde", Namespace: ns, Labels: l.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(l, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		},
+		Spec: l.Spec.Template.Spec,
+	}
+	if err := k8s.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	setPodPhase(t, pod, corev1.PodRunning, true)
+	got := waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
+	if l := launcherJob(t, job); l.Status.Ready != nil && *l.Status.Ready > 0 {
+		t.Fatal("launcher Job reported ready: the test no longer isolates the Pod path")
+	}
+	if rs := got.Status.ReplicaStatuses[kubeflow.MPIReplicaTypeWorker]; rs.Active != 1 {
+		t.Errorf("worker active = %d", rs.Active)
+	}
 }
