@@ -71,7 +71,7 @@ func main() {
 type env struct {
 	o  options
 	cs *kubernetes.Clientset
-	c  client.Client
+	c  client.WithWatch
 }
 
 func run(ctx context.Context, o options) error {
@@ -91,7 +91,7 @@ func run(ctx context.Context, o options) error {
 	if e.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
-	if e.c, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if e.c, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
 		return err
 	}
 	if err := e.ensureNodes(ctx); err != nil {

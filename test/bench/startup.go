@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -27,6 +28,9 @@ type startupResult struct {
 	LauncherCreated time.Duration `json:"launcherCreatedNs"`
 	JobRunning      time.Duration `json:"jobRunningNs"`
 	Floor           time.Duration `json:"floorNs"`
+	// The operator's requests over the job's whole life, to Succeeded.
+	Requests     requestCounts `json:"requests"`
+	StatusWrites int           `json:"statusWrites"`
 }
 
 // podTimes records, from a watch, when each Pod of a namespace was first
@@ -101,6 +105,14 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 		return startupResult{}, err
 	}
 	job := benchJob(ns, int32(n))
+	before, err := scrapeRequests(ctx)
+	if err != nil {
+		return startupResult{}, fmt.Errorf("operator metrics: %w", err)
+	}
+	stopCounting, err := statusWrites(wctx, e.c, job)
+	if err != nil {
+		return startupResult{}, err
+	}
 	start = time.Now()
 	pt.mu.Lock()
 	pt.start = start
@@ -133,8 +145,35 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	}
 	res.WorkersRunning, _ = pt.latest(pt.running, "worker", n)
 	res.LauncherCreated, _ = pt.latest(pt.seen, "launcher", 1)
+	if err := waitSucceeded(ctx, e.c, job); err != nil {
+		return res, err
+	}
+	time.Sleep(time.Second) // let the cleanup of cleanPodPolicy settle
+	after, err := scrapeRequests(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Requests = after.minus(before)
+	res.StatusWrites = stopCounting()
 	_ = e.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	return res, nil
+}
+
+// waitSucceeded waits for the simulated launcher to complete the job.
+func waitSucceeded(ctx context.Context, c client.Client, job *kubeflow.MPIJob) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		got := &kubeflow.MPIJob{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err == nil {
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == kubeflow.JobSucceeded && cond.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("MPIJob %s never Succeeded", job.Namespace)
 }
 
 // floor creates n+1 plain Pods as fast as the client limits allow and
@@ -209,6 +248,26 @@ func printStartup(n int, rows []startupResult) {
 		med, mx := col(m.get)
 		fmt.Printf("| %s | %s | %s |\n", m.name, med.Round(time.Millisecond), mx.Round(time.Millisecond))
 	}
+	fmt.Printf("\nAPI requests of the operator per %d-worker job, creation to Succeeded (median of %d runs)\n", n, len(rows))
+	fmt.Println("| POST | PUT | PATCH | DELETE | GET | writes | writes - N | status writes |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- |")
+	pick := func(get func(startupResult) float64) float64 {
+		var vs []float64
+		for _, r := range rows {
+			vs = append(vs, get(r))
+		}
+		sort.Float64s(vs)
+		return vs[len(vs)/2]
+	}
+	writes := pick(func(r startupResult) float64 { return r.Requests.writes() })
+	fmt.Printf("| %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n",
+		pick(func(r startupResult) float64 { return r.Requests["POST"] }),
+		pick(func(r startupResult) float64 { return r.Requests["PUT"] }),
+		pick(func(r startupResult) float64 { return r.Requests["PATCH"] }),
+		pick(func(r startupResult) float64 { return r.Requests["DELETE"] }),
+		pick(func(r startupResult) float64 { return r.Requests["GET"] }),
+		writes, writes-float64(n),
+		pick(func(r startupResult) float64 { return float64(r.StatusWrites) }))
 	job, _ := col(func(r startupResult) time.Duration { return r.JobRunning })
 	floor, _ := col(func(r startupResult) time.Duration { return r.Floor })
 	if floor > 0 {
