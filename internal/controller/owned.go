@@ -79,8 +79,11 @@ func (r *Reconciler) ensureService(ctx context.Context, job *kubeflow.MPIJob) er
 }
 
 // ensureConfigMap makes the hostfile ConfigMap, and rewrites it when the
-// workers or the running ones changed.
-func (r *Reconciler) ensureConfigMap(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
+// workers or the running ones changed. A change of the running workers
+// alone (discover_hosts.sh) is written at most once per coalescePeriod, so
+// a large job starting does not rewrite it once per worker.
+func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *children) error {
+	job := s.job
 	want := builder.ConfigMap(job, kids.runningWorkers(int(job.Workers())), r.Options)
 	have := &corev1.ConfigMap{}
 	found, err := r.getOwned(ctx, job, want.Name, have)
@@ -88,14 +91,25 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, job *kubeflow.MPIJob, 
 		return err
 	}
 	if !found {
-		return r.create(ctx, job, want)
+		if err := r.create(ctx, job, want); err != nil {
+			return err
+		}
+		r.discoverWrites.Store(jobKey(job), s.now.Time)
+		return nil
 	}
 	if maps.Equal(have.Data, want.Data) {
 		return nil
+	}
+	if have.Data[builder.HostfileKey] == want.Data[builder.HostfileKey] {
+		if wait := coalesce(&r.discoverWrites, jobKey(job), s.now.Time); wait > 0 {
+			s.requeueAfter(wait)
+			return nil
+		}
 	}
 	have.Data = want.Data
 	if err := r.Client.Update(ctx, have); err != nil {
 		return fmt.Errorf("updating ConfigMap %s: %w", have.Name, err)
 	}
+	r.discoverWrites.Store(jobKey(job), s.now.Time)
 	return nil
 }

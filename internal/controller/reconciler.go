@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	gosync "sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,26 @@ type Reconciler struct {
 	Options      builder.Options
 	// CreateParallelism caps the Pod creations in flight for one job.
 	CreateParallelism int
+
+	// discoverWrites holds, per job, when discover_hosts.sh was last
+	// rewritten (time.Time by job key).
+	discoverWrites gosync.Map
+}
+
+// coalescePeriod is the least time between two writes that only carry
+// counts (running workers in status or discover_hosts.sh). Transitions are
+// written at once; counts of a job that is starting 1000 Pods are not
+// worth one write per Pod.
+const coalescePeriod = time.Second
+
+// coalesce returns how long to wait before the next count-only write of
+// a job, given when the last one happened (recorded in last).
+func coalesce(last *gosync.Map, key string, now time.Time) time.Duration {
+	v, ok := last.Load(key)
+	if !ok {
+		return 0
+	}
+	return coalescePeriod - now.Sub(v.(time.Time))
 }
 
 // state is the state of one reconcile: the defaulted job and the status
@@ -81,6 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
+			r.discoverWrites.Delete(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting MPIJob: %w", err)
@@ -99,6 +121,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	err := r.sync(ctx, s)
 	if isFinished(s.status) {
 		requeueForTTL(s)
+	}
+	if countsOnly(observed, s.status) && observed.LastReconcileTime != nil {
+		if wait := coalescePeriod - s.now.Sub(observed.LastReconcileTime.Time); wait > 0 {
+			// Only counts changed, and the last write is recent: the
+			// next reconcile writes them.
+			s.status = observed
+			s.requeueAfter(wait)
+		}
 	}
 	if werr := r.writeStatus(ctx, job, observed, s.status); werr != nil {
 		if apierrors.IsConflict(werr) {
@@ -146,7 +176,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if done, err := r.handleWorkerFailures(ctx, s, kids); done || err != nil {
 		return err
 	}
-	if err := r.ensureConfigMap(ctx, s.job, kids); err != nil {
+	if err := r.ensureConfigMap(ctx, s, kids); err != nil {
 		return err
 	}
 	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {
@@ -161,6 +191,14 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 		return r.cleanupPods(ctx, s.job, kids)
 	}
 	return nil
+}
+
+// countsOnly reports whether two statuses differ in the replica counts
+// alone: no condition, time or anything else a user waits for.
+func countsOnly(observed, computed *kubeflow.JobStatus) bool {
+	a, b := observed.DeepCopy(), computed.DeepCopy()
+	a.ReplicaStatuses, b.ReplicaStatuses = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // writeStatus writes the computed status if it differs from what was

@@ -37,6 +37,7 @@ func newScheme() *runtime.Scheme {
 }
 
 type fixture struct {
+	clock    *clocktesting.FakePassiveClock
 	r        *Reconciler
 	client   client.Client
 	recorder *events.FakeRecorder
@@ -76,6 +77,7 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 		WithStatusSubresource(&kubeflow.MPIJob{}, &batchv1.Job{}, &corev1.Pod{}).Build()
 	f.client = interceptor.NewClient(base, funcs)
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	f.clock = clk
 	f.r = &Reconciler{
 		Client: f.client, APIReader: f.client, Recorder: f.recorder, Clock: clk,
 		Expectations: NewExpectations(clk), Options: builder.Options{ClusterDomain: "cluster.local"},
@@ -319,5 +321,54 @@ func TestValidationFailureStillHonoursTTL(t *testing.T) {
 	}
 	if res.RequeueAfter <= 0 || res.RequeueAfter > 30*time.Second {
 		t.Errorf("requeueAfter = %v, want the TTL's 30s", res.RequeueAfter)
+	}
+}
+
+func TestCountOnlyChangesAreCoalesced(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(2).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	for i := range 2 {
+		f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, i))
+	}
+	runWorker := func(i int) {
+		pod := &corev1.Pod{}
+		if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: builder.WorkerName(job, i)}, pod); err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Phase = corev1.PodRunning
+		if err := f.client.Status().Update(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A worker starts right after the first status write: its count waits.
+	runWorker(0)
+	f.writes = calls{}
+	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.writes["status MPIJob"] != 0 || f.writes["update ConfigMap"] != 0 {
+		t.Errorf("count-only changes written at once: %v", f.writes)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > coalescePeriod {
+		t.Errorf("requeueAfter = %v, want a call back within %v", res.RequeueAfter, coalescePeriod)
+	}
+
+	// A second later they are written, once each.
+	f.clock.SetTime(f.clock.Now().Add(2 * time.Second))
+	runWorker(1)
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if f.writes["status MPIJob"] != 1 || f.writes["update ConfigMap"] != 1 {
+		t.Errorf("writes after the coalescing period = %v, want one status write and one ConfigMap update", f.writes)
+	}
+	got := &kubeflow.MPIJob{}
+	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	if a := got.Status.ReplicaStatuses[kubeflow.MPIReplicaTypeWorker].Active; a != 2 {
+		t.Errorf("worker active = %d, want 2", a)
 	}
 }
