@@ -38,6 +38,7 @@ type options struct {
 	kubeconfig, operator, out string
 	sizes                     []int
 	runs, nodes               int
+	throughputJobs            int
 	qps                       float64
 	burst                     int
 }
@@ -51,6 +52,7 @@ func main() {
 	flag.StringVar(&sizes, "sizes", "10,100,1000", "worker counts")
 	flag.IntVar(&o.runs, "runs", 3, "runs per size")
 	flag.IntVar(&o.nodes, "nodes", 1000, "kwok nodes")
+	flag.IntVar(&o.throughputJobs, "throughput-jobs", 0, "concurrent 8-worker jobs of the throughput scenario (0: skip)")
 	flag.Float64Var(&o.qps, "qps", 500, "client QPS, of the operator and of the floor client alike")
 	flag.IntVar(&o.burst, "burst", 1000, "client burst, of the operator and of the floor client alike")
 	flag.Parse()
@@ -119,7 +121,18 @@ func run(ctx context.Context, o options) error {
 		printStartup(n, rows)
 		all = append(all, rows...)
 	}
-	return writeJSON(o.out, "startup.json", all)
+	if err := writeJSON(o.out, "startup.json", all); err != nil {
+		return err
+	}
+	if o.throughputJobs > 0 {
+		res, err := e.throughput(ctx, o.throughputJobs, 8)
+		if err != nil {
+			return fmt.Errorf("throughput: %w", err)
+		}
+		printThroughput(res)
+		return writeJSON(o.out, "throughput.json", res)
+	}
+	return nil
 }
 
 // ensureNodes makes the kwok nodes (in parallel) and waits until they are

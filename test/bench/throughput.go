@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// throughputResult is one run of many concurrent jobs.
+type throughputResult struct {
+	Jobs         int           `json:"jobs"`
+	Workers      int           `json:"workersPerJob"`
+	AllRunning   time.Duration `json:"allRunningNs"`
+	AllSucceeded time.Duration `json:"allSucceededNs"`
+	Floor        time.Duration `json:"floorNs"`
+}
+
+// throughput creates jobs MPIJobs of workers each at once, in one
+// namespace, and times until all are Running and all Succeeded (the
+// simulated launcher completes 5 s after it runs). The floor is a bare
+// client creating the same jobs*(workers+1) Pods.
+func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResult, error) {
+	res := throughputResult{Jobs: jobs, Workers: workers}
+	ns := fmt.Sprintf("throughput-%dx%d", jobs, workers)
+	if err := newNamespace(ctx, e.cs, ns); err != nil {
+		return res, err
+	}
+	start := time.Now()
+	err := parallel(jobs, 50, func(i int) error {
+		job := benchJob(ns, int32(workers))
+		job.Name = fmt.Sprintf("job-%d", i)
+		return e.c.Create(ctx, job)
+	})
+	if err != nil {
+		return res, fmt.Errorf("creating jobs: %w", err)
+	}
+	deadline := time.Now().Add(15 * time.Minute)
+	for time.Now().Before(deadline) && res.AllSucceeded == 0 {
+		var list kubeflow.MPIJobList
+		if err := e.c.List(ctx, &list, client.InNamespace(ns)); err == nil {
+			running, succeeded := 0, 0
+			for _, j := range list.Items {
+				for _, c := range j.Status.Conditions {
+					if c.Status != corev1.ConditionTrue {
+						continue
+					}
+					switch c.Type {
+					case kubeflow.JobRunning:
+						running++
+					case kubeflow.JobSucceeded:
+						succeeded++
+						running++ // it was Running before
+					}
+				}
+			}
+			if running >= jobs && res.AllRunning == 0 {
+				res.AllRunning = time.Since(start)
+			}
+			if succeeded >= jobs {
+				res.AllSucceeded = time.Since(start)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	_ = e.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if res.AllSucceeded == 0 {
+		return res, fmt.Errorf("not all %d jobs Succeeded", jobs)
+	}
+	res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0)
+	return res, err
+}
+
+func printThroughput(r throughputResult) {
+	fmt.Printf("\nThroughput: %d MPIJobs of %d workers created at once\n", r.Jobs, r.Workers)
+	fmt.Println("| milestone | time |")
+	fmt.Println("| --- | --- |")
+	fmt.Printf("| all MPIJobs Running | %s |\n", r.AllRunning.Round(time.Millisecond))
+	fmt.Printf("| all MPIJobs Succeeded | %s |\n", r.AllSucceeded.Round(time.Millisecond))
+	fmt.Printf("| floor: %d bare Pods Running | %s |\n", r.Jobs*(r.Workers+1), r.Floor.Round(time.Millisecond))
+	if r.Floor > 0 {
+		fmt.Printf("ratio all Running / floor: %.2f\n", float64(r.AllRunning)/float64(r.Floor))
+	}
+}
