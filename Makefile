@@ -80,4 +80,4 @@ bench-quick: bench-cluster build ## startup of 10- and 100-worker jobs against t
 .PHONY: bench
 bench: bench-cluster build ## the full benchmark on 1000 kwok nodes
 	go build -o $(BIN)/bench ./test/bench
-	$(BIN)/bench -operator $(BIN)/mpi-operator -sizes 10,100,1000 -runs 3 -nodes 1000 -throughput-jobs 100
+	$(BIN)/bench -operator $(BIN)/mpi-operator -sizes 10,100,1000 -runs 3 -nodes 1000 -throughput-jobs 100 -noise 0,10000,30000 -idle-jobs 1000

@@ -39,30 +39,48 @@ type options struct {
 	sizes                     []int
 	runs, nodes               int
 	throughputJobs            int
+	noise                     []int
+	idleJobs                  int
 	qps                       float64
 	burst                     int
 }
 
 func main() {
 	var o options
-	var sizes string
+	var sizes, noise string
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "/var/lib/mpi-operator-bench/admin.conf", "kubeconfig of the benchmark cluster")
 	flag.StringVar(&o.operator, "operator", "bin/mpi-operator", "operator binary, started as a separate process")
 	flag.StringVar(&o.out, "out", "_output/bench", "folder for the raw results")
 	flag.StringVar(&sizes, "sizes", "10,100,1000", "worker counts")
 	flag.IntVar(&o.runs, "runs", 3, "runs per size")
 	flag.IntVar(&o.nodes, "nodes", 1000, "kwok nodes")
+	flag.StringVar(&noise, "noise", "", "unrelated Pod counts of the memory scenario, e.g. 0,10000,30000 (empty: skip)")
+	flag.IntVar(&o.idleJobs, "idle-jobs", 0, "suspended MPIJobs of the memory scenario")
 	flag.IntVar(&o.throughputJobs, "throughput-jobs", 0, "concurrent 8-worker jobs of the throughput scenario (0: skip)")
 	flag.Float64Var(&o.qps, "qps", 500, "client QPS, of the operator and of the floor client alike")
 	flag.IntVar(&o.burst, "burst", 1000, "client burst, of the operator and of the floor client alike")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bad -sizes:", err)
 			os.Exit(2)
 		}
 		o.sizes = append(o.sizes, n)
+	}
+	for _, s := range strings.Split(noise, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bad -noise:", err)
+			os.Exit(2)
+		}
+		o.noise = append(o.noise, n)
 	}
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -71,9 +89,10 @@ func main() {
 }
 
 type env struct {
-	o  options
-	cs *kubernetes.Clientset
-	c  client.WithWatch
+	o           options
+	operatorPID int
+	cs          *kubernetes.Clientset
+	c           client.WithWatch
 }
 
 func run(ctx context.Context, o options) error {
@@ -130,7 +149,17 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("throughput: %w", err)
 		}
 		printThroughput(res)
-		return writeJSON(o.out, "throughput.json", res)
+		if err := writeJSON(o.out, "throughput.json", res); err != nil {
+			return err
+		}
+	}
+	if len(o.noise) > 0 {
+		samples, err := e.memory(ctx, o.noise, o.idleJobs)
+		if err != nil {
+			return fmt.Errorf("memory: %w", err)
+		}
+		printMemory(samples)
+		return writeJSON(o.out, "memory.json", samples)
 	}
 	return nil
 }
@@ -207,6 +236,7 @@ func (e *env) startOperator(ctx context.Context) (func(), error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the operator: %w", err)
 	}
+	e.operatorPID = cmd.Process.Pid
 	stop := func() {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
