@@ -68,8 +68,11 @@ demo: ## from a bare machine: cluster up, run the pi MPIJob, print its output
 
 # Benchmarks on a simulated cluster (real control plane, kwok nodes); the
 # operator runs as a separate process. Figures, never assertions.
+# Each benchmark starts from an empty cluster: objects left by an earlier
+# run would be reconciled, and counted, during this one.
 .PHONY: bench-cluster
 bench-cluster:
+	hack/bench/down.sh --purge
 	hack/bench/up.sh
 
 .PHONY: bench-quick

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -88,24 +86,13 @@ func (e *env) sample(ctx context.Context, what string) (memorySample, error) {
 			s.RSSMiB = kb / 1024
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:18080/metrics", nil)
-	if err != nil {
-		return s, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return s, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "go_memstats_heap_inuse_bytes" {
+	err = readMetrics(ctx, func(line string) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "go_memstats_heap_inuse_bytes" {
 			b, _ := strconv.ParseFloat(f[1], 64)
 			s.HeapMiB = b / (1 << 20)
 		}
-	}
-	return s, sc.Err()
+	})
+	return s, err
 }
 
 func printMemory(samples []memorySample) {

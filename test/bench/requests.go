@@ -22,25 +22,33 @@ type requestCounts map[string]float64
 var requestLine = regexp.MustCompile(`^rest_client_requests_total\{[^}]*method="([A-Z]+)"[^}]*\} ([0-9.e+]+)$`)
 
 func scrapeRequests(ctx context.Context) (requestCounts, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:18080/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
 	counts := requestCounts{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if m := requestLine.FindStringSubmatch(sc.Text()); m != nil {
+	err := readMetrics(ctx, func(line string) {
+		if m := requestLine.FindStringSubmatch(line); m != nil {
 			v, _ := strconv.ParseFloat(m[2], 64)
 			counts[m[1]] += v
 		}
+	})
+	return counts, err
+}
+
+// readMetrics calls fn with each line of the operator's metrics.
+func readMetrics(ctx context.Context, fn func(line string)) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:18080/metrics", nil)
+	if err != nil {
+		return err
 	}
-	return counts, sc.Err()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		fn(sc.Text())
+	}
+	return sc.Err()
 }
 
 func (c requestCounts) minus(o requestCounts) requestCounts {
