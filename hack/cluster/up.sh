@@ -6,7 +6,7 @@
 # built already is reused. Nothing leaves the machine: the apiserver reaches
 # the kubelet by IP, and DNS answers only for the cluster.
 #
-# usage: hack/cluster/up.sh        then: export KUBECONFIG=$(hack/cluster/env.sh kubeconfig)
+# usage: hack/cluster/up.sh        then: export KUBECONFIG=$(hack/cluster/kubeconfig.sh)
 # stop:  hack/cluster/down.sh
 set -euo pipefail
 

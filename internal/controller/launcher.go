@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -70,9 +71,9 @@ var jobControllerLabels = []string{
 }
 
 func copySchedulingDirectives(dst, src *corev1.PodTemplateSpec) {
-	labels := map[string]string{}
-	for k, v := range src.Labels {
-		labels[k] = v
+	labels := maps.Clone(src.Labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
 	for _, k := range jobControllerLabels {
 		if v, ok := dst.Labels[k]; ok {

@@ -24,7 +24,7 @@ func TestCreateMakesEveryChild(t *testing.T) {
 	ctx := context.Background()
 
 	pods := waitWorkers(t, job, 3)
-	for i, p := range pods {
+	for _, p := range pods {
 		if !metav1.IsControlledBy(&p, job) {
 			t.Errorf("Pod %s is not controlled by the MPIJob", p.Name)
 		}
@@ -36,7 +36,6 @@ func TestCreateMakesEveryChild(t *testing.T) {
 				t.Errorf("Pod %s lacks label %s", p.Name, l)
 			}
 		}
-		_ = i
 	}
 	l := launcherJob(t, job)
 	if !metav1.IsControlledBy(l, job) || l.Spec.Template.Spec.AutomountServiceAccountToken == nil || *l.Spec.Template.Spec.AutomountServiceAccountToken {
