@@ -17,6 +17,23 @@ export NODE_IP=127.0.0.1 KUBEADM_ADDRESS=192.0.2.1 ETCD_PORT=22379 ETCD_PEER_POR
 . "$here/../cluster/steps.sh"
 
 mkdir -p "$DIR/pids" "$LOGS"
+# The audit log records every write of the operator's ServiceAccount (the
+# benchmark runs the operator as it, bound to config/rbac's role), so the
+# benchmark counts requests per job by verb and resource, as the API server
+# saw them. Nobody else's requests are logged; the file is not rotated
+# (2000 MB), so offsets into it stay valid for a whole run.
+cat > "$DIR/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: ["system:serviceaccount:mpi-operator-bench:mpi-operator"]
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+EOF
+export APISERVER_EXTRA_ARGS="--audit-policy-file $DIR/audit-policy.yaml --audit-log-path $LOGS/audit.log \
+  --audit-log-format json --audit-log-maxsize 2000"
 build_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubeadm kwok
 pki
 control_plane

@@ -125,12 +125,15 @@ wait_for() {
   return 1
 }
 
+# APISERVER_EXTRA_ARGS holds more kube-apiserver flags, split on spaces:
+# the benchmark cluster's audit log.
 control_plane() {
   start etcd "$DIR/bin/etcd" --data-dir "$DIR/etcd" --name node \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "node=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls ""
   local p=$DIR/pki
+  # shellcheck disable=SC2086 # APISERVER_EXTRA_ARGS is meant to split
   start kube-apiserver "$DIR/bin/kube-apiserver" \
     --advertise-address "$NODE_IP" --bind-address "$NODE_IP" --secure-port 6443 \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
@@ -145,7 +148,8 @@ control_plane() {
     --requestheader-client-ca-file "$p/front-proxy-ca.crt" \
     --proxy-client-cert-file "$p/front-proxy-client.crt" --proxy-client-key-file "$p/front-proxy-client.key" \
     --requestheader-allowed-names front-proxy-client --requestheader-extra-headers-prefix X-Remote-Extra- \
-    --requestheader-group-headers X-Remote-Group --requestheader-username-headers X-Remote-User
+    --requestheader-group-headers X-Remote-Group --requestheader-username-headers X-Remote-User \
+    ${APISERVER_EXTRA_ARGS:-}
   wait_for "kube-apiserver /readyz" 60 "$DIR/bin/kubectl" --kubeconfig "$DIR/super-admin.conf" get --raw /readyz
   # What kubeadm init would do: admin.conf's group gets cluster-admin, and
   # the apiserver may read logs from the kubelet.

@@ -80,7 +80,7 @@ func (r *Reconciler) ensureService(ctx context.Context, job *kubeflow.MPIJob) er
 
 // ensureConfigMap makes the hostfile ConfigMap, and rewrites it when the
 // workers or the running ones changed. A change of the running workers
-// alone (discover_hosts.sh) is written at most once per coalescePeriod, so
+// alone (discover_hosts.sh) is paced like count-only status writes, so
 // a large job starting does not rewrite it once per worker.
 func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *children) error {
 	job := s.job
@@ -94,14 +94,15 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 		if err := r.create(ctx, job, want); err != nil {
 			return err
 		}
-		r.discoverWrites.Store(jobKey(job), s.now.Time)
+		r.discoverPace.wrote(jobKey(job), s.now.Time, false)
 		return nil
 	}
 	if maps.Equal(have.Data, want.Data) {
 		return nil
 	}
-	if have.Data[builder.HostfileKey] == want.Data[builder.HostfileKey] {
-		if wait := coalesce(&r.discoverWrites, jobKey(job), s.now.Time); wait > 0 {
+	runningOnly := have.Data[builder.HostfileKey] == want.Data[builder.HostfileKey]
+	if runningOnly {
+		if wait := r.discoverPace.wait(jobKey(job), s.now.Time); wait > 0 {
 			s.requeueAfter(wait)
 			return nil
 		}
@@ -110,6 +111,6 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 	if err := r.Client.Update(ctx, have); err != nil {
 		return fmt.Errorf("updating ConfigMap %s: %w", have.Name, err)
 	}
-	r.discoverWrites.Store(jobKey(job), s.now.Time)
+	r.discoverPace.wrote(jobKey(job), s.now.Time, runningOnly)
 	return nil
 }

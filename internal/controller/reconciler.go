@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	gosync "sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,25 +34,8 @@ type Reconciler struct {
 	// CreateParallelism caps the Pod creations in flight for one job.
 	CreateParallelism int
 
-	// discoverWrites holds, per job, when discover_hosts.sh was last
-	// rewritten (time.Time by job key).
-	discoverWrites gosync.Map
-}
-
-// coalescePeriod is the least time between two writes that only carry
-// counts (running workers in status or discover_hosts.sh). Transitions are
-// written at once; counts of a job that is starting 1000 Pods are not
-// worth one write per Pod.
-const coalescePeriod = time.Second
-
-// coalesce returns how long to wait before the next count-only write of
-// a job, given when the last one happened (recorded in last).
-func coalesce(last *gosync.Map, key string, now time.Time) time.Duration {
-	v, ok := last.Load(key)
-	if !ok {
-		return 0
-	}
-	return coalescePeriod - now.Sub(v.(time.Time))
+	// statusPace and discoverPace space out count-only writes per job.
+	statusPace, discoverPace pacer
 }
 
 // state is the state of one reconcile: the defaulted job and the status
@@ -102,7 +84,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Expectations.Forget(req.String())
-			r.discoverWrites.Delete(req.String())
+			r.statusPace.forget(req.String())
+			r.discoverPace.forget(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting MPIJob: %w", err)
@@ -122,15 +105,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if isFinished(s.status) {
 		requeueForTTL(s)
 	}
-	if countsOnly(observed, s.status) && observed.LastReconcileTime != nil {
-		if wait := coalescePeriod - s.now.Sub(observed.LastReconcileTime.Time); wait > 0 {
-			// Only counts changed, and the last write is recent: the
-			// next reconcile writes them.
+	onlyCounts := countsOnly(observed, s.status)
+	if onlyCounts {
+		if wait := r.statusPace.wait(jobKey(job), s.now.Time); wait > 0 {
+			// Only counts changed, and the last write is recent: a
+			// later reconcile writes them.
 			s.status = observed
 			s.requeueAfter(wait)
 		}
 	}
-	if werr := r.writeStatus(ctx, job, observed, s.status); werr != nil {
+	if werr := r.writeStatus(ctx, job, observed, s.status, onlyCounts); werr != nil {
 		if apierrors.IsConflict(werr) {
 			// The cache had not caught up with our previous write, or
 			// the user changed the job: expected, retried on fresh data.
@@ -205,7 +189,7 @@ func countsOnly(observed, computed *kubeflow.JobStatus) bool {
 // observed, then announces the transitions. Update carries the
 // resourceVersion read, so a concurrent writer makes it fail and the
 // reconcile is retried on fresh data instead of overwriting.
-func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflow.MPIJob, observed, computed *kubeflow.JobStatus) error {
+func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflow.MPIJob, observed, computed *kubeflow.JobStatus, countsOnly bool) error {
 	if equality.Semantic.DeepEqual(observed, computed) {
 		return nil
 	}
@@ -215,6 +199,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflow.MPIJob, obse
 	if err := r.Client.Status().Update(ctx, job); err != nil {
 		return fmt.Errorf("writing status of MPIJob: %w", err)
 	}
+	r.statusPace.wrote(jobKey(job), now.Time, countsOnly)
 	r.announce(ctx, job, transitions(observed, computed))
 	return nil
 }

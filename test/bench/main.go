@@ -1,9 +1,17 @@
 // Command bench measures the operator on the benchmark cluster
-// (hack/bench/up.sh: a real control plane with kwok nodes): the startup
-// latency of one MPIJob of N workers, milestone by milestone, against the
-// floor of a bare client creating the same N+1 Pods with the same client
-// limits. It starts the operator as a separate process, as in production,
-// prints one table per scenario and writes the raw results as JSON.
+// (hack/bench/up.sh: a real control plane with kwok nodes). It starts the
+// operator as a separate process, as in production, with config/rbac's role
+// as a ServiceAccount, and measures:
+//   - the startup of one MPIJob of N workers, milestone by milestone,
+//     against the floor of a bare client creating the same N+1 Pods with
+//     the same client limits;
+//   - the operator's writes per job by verb and resource, from the API
+//     server's audit log;
+//   - the throughput of many concurrent jobs against its floor;
+//   - the operator's memory with unrelated Pods and idle MPIJobs.
+//
+// It prints one table per scenario, writes the raw results as JSON and a
+// plot as PNG, and with -docs rewrites the generated part of a docs page.
 package main
 
 import (
@@ -21,6 +29,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,6 +45,8 @@ import (
 
 type options struct {
 	kubeconfig, operator, out string
+	auditLog, role            string
+	docs, command             string
 	sizes                     []int
 	runs, nodes               int
 	throughputJobs            int
@@ -50,7 +61,11 @@ func main() {
 	var sizes, noise string
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "/var/lib/mpi-operator-bench/admin.conf", "kubeconfig of the benchmark cluster")
 	flag.StringVar(&o.operator, "operator", "bin/mpi-operator", "operator binary, started as a separate process")
-	flag.StringVar(&o.out, "out", "_output/bench", "folder for the raw results")
+	flag.StringVar(&o.out, "out", "_output/bench", "folder for the raw results and the plot")
+	flag.StringVar(&o.auditLog, "audit-log", "/var/lib/mpi-operator-bench/logs/audit.log", "the benchmark cluster's audit log")
+	flag.StringVar(&o.role, "role", "config/rbac/role.yaml", "the ClusterRole the operator runs with")
+	flag.StringVar(&o.docs, "docs", "", "page whose generated part gets this run's tables (empty: none)")
+	flag.StringVar(&o.command, "command", "", "the command to name in the docs (default: this one)")
 	flag.StringVar(&sizes, "sizes", "10,100,1000", "worker counts")
 	flag.IntVar(&o.runs, "runs", 3, "runs per size")
 	flag.IntVar(&o.nodes, "nodes", 1000, "kwok nodes")
@@ -93,6 +108,8 @@ type env struct {
 	operatorPID int
 	cs          *kubernetes.Clientset
 	c           client.WithWatch
+	audit       auditLog
+	rep         *report
 }
 
 func run(ctx context.Context, o options) error {
@@ -108,7 +125,7 @@ func run(ctx context.Context, o options) error {
 	if err := kubeflow.AddToScheme(scheme); err != nil {
 		return err
 	}
-	e := &env{o: o}
+	e := &env{o: o, audit: auditLog(o.auditLog), rep: newReport()}
 	if e.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
@@ -137,9 +154,10 @@ func run(ctx context.Context, o options) error {
 			}
 			rows = append(rows, res)
 		}
-		printStartup(n, rows)
+		e.rep.startup(n, rows)
 		all = append(all, rows...)
 	}
+	e.rep.requests(all)
 	if err := writeJSON(o.out, "startup.json", all); err != nil {
 		return err
 	}
@@ -148,7 +166,7 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return fmt.Errorf("throughput: %w", err)
 		}
-		printThroughput(res)
+		e.rep.throughput(res)
 		if err := writeJSON(o.out, "throughput.json", res); err != nil {
 			return err
 		}
@@ -158,10 +176,44 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return fmt.Errorf("memory: %w", err)
 		}
-		printMemory(samples)
-		return writeJSON(o.out, "memory.json", samples)
+		e.rep.memory(samples)
+		if err := writeJSON(o.out, "memory.json", samples); err != nil {
+			return err
+		}
 	}
-	return nil
+	return e.publish(all)
+}
+
+// publish draws the plot and, if asked, rewrites the docs' tables.
+func (e *env) publish(all []startupResult) error {
+	png := ""
+	if len(all) > 0 {
+		png = filepath.Join(e.o.out, "startup.png")
+		if err := plotStartup(png, all); err != nil {
+			return err
+		}
+		fmt.Println("\nplot:", png)
+	}
+	if e.o.docs == "" {
+		return nil
+	}
+	command := e.o.command
+	if command == "" {
+		command = strings.Join(os.Args, " ")
+	}
+	link := ""
+	if png != "" {
+		// The plot sits beside the page, so the page shows it.
+		link = "benchmarks-startup.png"
+		raw, err := os.ReadFile(png)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(e.o.docs), link), raw, 0o644); err != nil {
+			return err
+		}
+	}
+	return updateDocs(e.o.docs, command, link, e.rep.buf.String())
 }
 
 // ensureNodes makes the kwok nodes (in parallel) and waits until they are
@@ -229,7 +281,11 @@ func (e *env) startOperator(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, e.o.operator, "--kubeconfig", e.o.kubeconfig, "--leader-elect=false",
+	kubeconfig, err := e.operatorKubeconfig(ctx, e.o.role)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, e.o.operator, "--kubeconfig", kubeconfig, "--leader-elect=false",
 		"--metrics-bind-address", "127.0.0.1:18080", "--health-probe-bind-address", "127.0.0.1:18081",
 		"--kube-api-qps", fmt.Sprint(e.o.qps), "--kube-api-burst", fmt.Sprint(e.o.burst), "--zap-log-level", "error")
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -281,17 +337,30 @@ func parallel(count, workers int, fn func(int) error) error {
 	return first
 }
 
+// newNamespace makes an empty namespace of that name.
 func newNamespace(ctx context.Context, cs *kubernetes.Clientset, name string) error {
+	if err := dropNamespace(ctx, cs, name); err != nil {
+		return err
+	}
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	return err
+}
+
+// dropNamespace removes a namespace and waits until it is gone, so the
+// next measurement does not share the API server with its cleanup. Its
+// Pods go first, at once (grace period 0, one request): the namespace
+// controller alone would take a minute per 1000 Pods at its client limits.
+func dropNamespace(ctx context.Context, cs *kubernetes.Clientset, name string) error {
+	_ = cs.CoreV1().Pods(name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{})
 	_ = cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		return err != nil && strings.Contains(err.Error(), "not found"), nil
+		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
 		return fmt.Errorf("namespace %s not gone: %w", name, err)
 	}
-	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	return err
+	return nil
 }
 
 func benchPod(ns, name string) *corev1.Pod {

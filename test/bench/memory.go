@@ -94,12 +94,3 @@ func (e *env) sample(ctx context.Context, what string) (memorySample, error) {
 	})
 	return s, err
 }
-
-func printMemory(samples []memorySample) {
-	fmt.Println("\nOperator memory")
-	fmt.Println("| cluster holds | RSS | Go heap in use | RSS / RSS with none |")
-	fmt.Println("| --- | --- | --- | --- |")
-	for _, s := range samples {
-		fmt.Printf("| %s | %.1f MiB | %.1f MiB | %.2f |\n", s.What, s.RSSMiB, s.HeapMiB, s.RSSMiB/samples[0].RSSMiB)
-	}
-}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -28,9 +27,8 @@ type startupResult struct {
 	LauncherCreated time.Duration `json:"launcherCreatedNs"`
 	JobRunning      time.Duration `json:"jobRunningNs"`
 	Floor           time.Duration `json:"floorNs"`
-	// The operator's requests over the job's whole life, to Succeeded.
-	Requests     requestCounts `json:"requests"`
-	StatusWrites int           `json:"statusWrites"`
+	// The operator's writes over the job's whole life, to Succeeded.
+	Requests requestCounts `json:"requests"`
 }
 
 // podTimes records, from a watch, when each Pod of a namespace was first
@@ -105,11 +103,7 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 		return startupResult{}, err
 	}
 	job := benchJob(ns, int32(n))
-	before, err := scrapeRequests(ctx)
-	if err != nil {
-		return startupResult{}, fmt.Errorf("operator metrics: %w", err)
-	}
-	stopCounting, err := statusWrites(wctx, e.c, job)
+	from, err := e.audit.end()
 	if err != nil {
 		return startupResult{}, err
 	}
@@ -148,15 +142,11 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	if err := waitSucceeded(ctx, e.c, job); err != nil {
 		return res, err
 	}
-	time.Sleep(time.Second) // let the cleanup of cleanPodPolicy settle
-	after, err := scrapeRequests(ctx)
-	if err != nil {
+	time.Sleep(time.Second) // let the last writes reach the audit log
+	if res.Requests, err = e.audit.count(from, ns); err != nil {
 		return res, err
 	}
-	res.Requests = after.minus(before)
-	res.StatusWrites = stopCounting()
-	_ = e.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
-	return res, nil
+	return res, dropNamespace(ctx, e.cs, ns)
 }
 
 // waitSucceeded waits for the simulated launcher to complete the job.
@@ -184,7 +174,6 @@ func (e *env) floor(ctx context.Context, n, run int) (time.Duration, error) {
 	if err := newNamespace(ctx, e.cs, ns); err != nil {
 		return 0, err
 	}
-	defer func() { _ = e.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) }()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
@@ -206,7 +195,7 @@ func (e *env) floor(ctx context.Context, n, run int) (time.Duration, error) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
 		if t, ok := pt.latest(pt.running, "*", n+1); ok {
-			return t, nil
+			return t, dropNamespace(ctx, e.cs, ns)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -221,56 +210,5 @@ func benchJob(ns string, n int32) *kubeflow.MPIJob {
 			kubeflow.MPIReplicaTypeLauncher: {Replicas: ptr.To[int32](1), Template: tmpl},
 			kubeflow.MPIReplicaTypeWorker:   {Replicas: ptr.To(n), Template: *tmpl.DeepCopy()},
 		}},
-	}
-}
-
-func printStartup(n int, rows []startupResult) {
-	col := func(get func(startupResult) time.Duration) (time.Duration, time.Duration) {
-		var ds []time.Duration
-		for _, r := range rows {
-			ds = append(ds, get(r))
-		}
-		return median(ds), maxOf(ds)
-	}
-	fmt.Printf("\nStartup, one MPIJob of %d workers (%d runs; median / max, from creation)\n", n, len(rows))
-	fmt.Println("| milestone | median | max |")
-	fmt.Println("| --- | --- | --- |")
-	for _, m := range []struct {
-		name string
-		get  func(startupResult) time.Duration
-	}{
-		{"all worker Pods created", func(r startupResult) time.Duration { return r.WorkersCreated }},
-		{"all worker Pods Running", func(r startupResult) time.Duration { return r.WorkersRunning }},
-		{"launcher Pod created", func(r startupResult) time.Duration { return r.LauncherCreated }},
-		{"MPIJob Running", func(r startupResult) time.Duration { return r.JobRunning }},
-		{fmt.Sprintf("floor: %d bare Pods Running", n+1), func(r startupResult) time.Duration { return r.Floor }},
-	} {
-		med, mx := col(m.get)
-		fmt.Printf("| %s | %s | %s |\n", m.name, med.Round(time.Millisecond), mx.Round(time.Millisecond))
-	}
-	fmt.Printf("\nAPI requests of the operator per %d-worker job, creation to Succeeded (median of %d runs)\n", n, len(rows))
-	fmt.Println("| POST | PUT | PATCH | DELETE | GET | writes | writes - N | status writes |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- |")
-	pick := func(get func(startupResult) float64) float64 {
-		var vs []float64
-		for _, r := range rows {
-			vs = append(vs, get(r))
-		}
-		sort.Float64s(vs)
-		return vs[len(vs)/2]
-	}
-	writes := pick(func(r startupResult) float64 { return r.Requests.writes() })
-	fmt.Printf("| %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n",
-		pick(func(r startupResult) float64 { return r.Requests["POST"] }),
-		pick(func(r startupResult) float64 { return r.Requests["PUT"] }),
-		pick(func(r startupResult) float64 { return r.Requests["PATCH"] }),
-		pick(func(r startupResult) float64 { return r.Requests["DELETE"] }),
-		pick(func(r startupResult) float64 { return r.Requests["GET"] }),
-		writes, writes-float64(n),
-		pick(func(r startupResult) float64 { return float64(r.StatusWrites) }))
-	job, _ := col(func(r startupResult) time.Duration { return r.JobRunning })
-	floor, _ := col(func(r startupResult) time.Duration { return r.Floor })
-	if floor > 0 {
-		fmt.Printf("ratio MPIJob Running / floor (medians): %.2f\n", float64(job)/float64(floor))
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -68,22 +67,12 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	_ = e.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	if res.AllSucceeded == 0 {
 		return res, fmt.Errorf("not all %d jobs Succeeded", jobs)
 	}
+	if err := dropNamespace(ctx, e.cs, ns); err != nil {
+		return res, err
+	}
 	res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0)
 	return res, err
-}
-
-func printThroughput(r throughputResult) {
-	fmt.Printf("\nThroughput: %d MPIJobs of %d workers created at once\n", r.Jobs, r.Workers)
-	fmt.Println("| milestone | time |")
-	fmt.Println("| --- | --- |")
-	fmt.Printf("| all MPIJobs Running | %s |\n", r.AllRunning.Round(time.Millisecond))
-	fmt.Printf("| all MPIJobs Succeeded | %s |\n", r.AllSucceeded.Round(time.Millisecond))
-	fmt.Printf("| floor: %d bare Pods Running | %s |\n", r.Jobs*(r.Workers+1), r.Floor.Round(time.Millisecond))
-	if r.Floor > 0 {
-		fmt.Printf("ratio all Running / floor: %.2f\n", float64(r.AllRunning)/float64(r.Floor))
-	}
 }

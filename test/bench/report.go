@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// report prints the tables to stdout and keeps a copy for the docs.
+type report struct {
+	w   io.Writer
+	buf bytes.Buffer
+}
+
+func newReport() *report {
+	r := &report{}
+	r.w = io.MultiWriter(os.Stdout, &r.buf)
+	return r
+}
+
+func (r *report) printf(format string, a ...any) { _, _ = fmt.Fprintf(r.w, format, a...) }
+
+func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+// sizes returns the worker counts of the runs, in order of appearance.
+func sizesOf(all []startupResult) []int {
+	var out []int
+	for _, r := range all {
+		if !slices.Contains(out, r.Workers) {
+			out = append(out, r.Workers)
+		}
+	}
+	return out
+}
+
+func runsOf(all []startupResult, n int) []startupResult {
+	var out []startupResult
+	for _, r := range all {
+		if r.Workers == n {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// milestones are the columns of the startup table, in order.
+var milestones = []struct {
+	name string
+	get  func(startupResult) time.Duration
+}{
+	{"all worker Pods created", func(r startupResult) time.Duration { return r.WorkersCreated }},
+	{"all worker Pods Running", func(r startupResult) time.Duration { return r.WorkersRunning }},
+	{"launcher Pod created", func(r startupResult) time.Duration { return r.LauncherCreated }},
+	{"MPIJob Running", func(r startupResult) time.Duration { return r.JobRunning }},
+	{"floor: N+1 bare Pods Running", func(r startupResult) time.Duration { return r.Floor }},
+}
+
+func durations(rows []startupResult, get func(startupResult) time.Duration) []time.Duration {
+	var ds []time.Duration
+	for _, r := range rows {
+		ds = append(ds, get(r))
+	}
+	return ds
+}
+
+func (r *report) startup(n int, rows []startupResult) {
+	r.printf("\nStartup of one MPIJob of %d workers (%d runs; time from creation)\n\n", n, len(rows))
+	r.printf("| milestone | median | max |\n| --- | --- | --- |\n")
+	for _, m := range milestones {
+		ds := durations(rows, m.get)
+		r.printf("| %s | %s | %s |\n", m.name, ms(median(ds)), ms(maxOf(ds)))
+	}
+	job := median(durations(rows, milestones[3].get))
+	floor := median(durations(rows, milestones[4].get))
+	if floor > 0 {
+		r.printf("\nratio MPIJob Running / floor (medians): %.2f\n", float64(job)/float64(floor))
+	}
+}
+
+func medianOf(vs []float64) float64 {
+	s := slices.Clone(vs)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+// requests prints the operator's writes per job by verb and resource, one
+// column per job size (medians over the runs).
+func (r *report) requests(all []startupResult) {
+	sizes := sizesOf(all)
+	if len(sizes) == 0 {
+		return
+	}
+	keys := map[string]bool{}
+	for _, res := range all {
+		for k := range res.Requests {
+			keys[k] = true
+		}
+	}
+	r.printf("\nThe operator's writes per job, creation to Succeeded, from the API server's audit log (medians)\n\n")
+	r.printf("| request |")
+	for _, n := range sizes {
+		r.printf(" N = %d |", n)
+	}
+	r.printf("\n| --- |%s\n", strings.Repeat(" --- |", len(sizes)))
+	row := func(name string, get func(startupResult) float64) {
+		r.printf("| %s |", name)
+		for _, n := range sizes {
+			var vs []float64
+			for _, res := range runsOf(all, n) {
+				vs = append(vs, get(res))
+			}
+			r.printf(" %.0f |", medianOf(vs))
+		}
+		r.printf("\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		row(k, func(res startupResult) float64 { return res.Requests[k] })
+	}
+	row("**all writes**", func(res startupResult) float64 { return res.Requests.writes() })
+	row("**writes − N** (target ≤ 8)", func(res startupResult) float64 { return res.Requests.writes() - float64(res.Workers) })
+	row("**status writes**", func(res startupResult) float64 { return res.Requests.statusWrites() })
+}
+
+func (r *report) throughput(t throughputResult) {
+	r.printf("\nThroughput: %d MPIJobs of %d workers created at once (1 run)\n\n", t.Jobs, t.Workers)
+	r.printf("| milestone | time |\n| --- | --- |\n")
+	r.printf("| all MPIJobs Running | %s |\n", ms(t.AllRunning))
+	r.printf("| all MPIJobs Succeeded (launchers complete 5 s after they run) | %s |\n", ms(t.AllSucceeded))
+	r.printf("| floor: %d bare Pods Running | %s |\n", t.Jobs*(t.Workers+1), ms(t.Floor))
+	if t.Floor > 0 {
+		r.printf("\nratio all Running / floor: %.2f (target ≤ 1.5)\n", float64(t.AllRunning)/float64(t.Floor))
+	}
+}
+
+func (r *report) memory(samples []memorySample) {
+	r.printf("\nOperator memory (RSS from /proc, Go heap in use from its metrics, 10 s after the objects exist)\n\n")
+	r.printf("| cluster holds | RSS | Go heap in use | RSS / RSS with none |\n| --- | --- | --- | --- |\n")
+	for _, s := range samples {
+		r.printf("| %s | %.1f MiB | %.1f MiB | %.2f |\n", s.What, s.RSSMiB, s.HeapMiB, s.RSSMiB/samples[0].RSSMiB)
+	}
+}
