@@ -102,3 +102,17 @@ func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCond
 func isJobFinished(job *batchv1.Job) bool {
 	return jobCondition(job, batchv1.JobComplete) != nil || jobCondition(job, batchv1.JobFailed) != nil
 }
+
+// isJobFinishing reports whether the Job controller is about to write the
+// launcher Job's outcome: a Pod has terminated and is not counted yet, or
+// the success or failure criteria are met and the Pods are winding down.
+// Its counts move in several writes then, a second or more apart.
+func isJobFinishing(job *batchv1.Job) bool {
+	if isJobFinished(job) {
+		return false
+	}
+	if u := job.Status.UncountedTerminatedPods; u != nil && len(u.Succeeded)+len(u.Failed) > 0 {
+		return true
+	}
+	return jobCondition(job, batchv1.JobSuccessCriteriaMet) != nil || jobCondition(job, batchv1.JobFailureTarget) != nil
+}

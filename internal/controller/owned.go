@@ -102,7 +102,7 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 	}
 	runningOnly := have.Data[builder.HostfileKey] == want.Data[builder.HostfileKey]
 	if runningOnly {
-		if wait := r.discoverPace.wait(jobKey(job), s.now.Time); wait > 0 {
+		if wait := r.discoverPace.due(jobKey(job), s.now.Time); wait > 0 {
 			s.requeueAfter(wait)
 			return nil
 		}

@@ -7,38 +7,46 @@ import (
 
 // Writes that carry nothing but counts (running workers in the status, or
 // in discover_hosts.sh) are paced per job; transitions are written at once.
-// The first count-only write after any write waits coalescePeriod. While
-// changes keep coming, each further gap doubles up to maxCoalescePeriod: a
-// job whose 1000 workers start over 20 s costs 4 such writes, not 20 (or
-// 1000), and a job that is quiet again gets prompt updates.
+// A count-only change waits coalescePeriod from when it was first seen, so
+// changes that come together (the Job controller reporting its Pod, then
+// its counts, then its condition) share a write, as the Job controller's
+// own 1 s batching does. While changes keep coming, the gap between such
+// writes doubles up to maxCoalescePeriod: a job whose 1000 workers start
+// over 20 s costs 4 of them, not 20 (or 1000), and a job that is quiet
+// again gets prompt updates.
 const (
 	coalescePeriod    = time.Second
 	maxCoalescePeriod = 8 * time.Second
 )
 
-// pacer remembers, per job, its last paced write and the gap before the
-// next count-only one. The zero value is ready; it is safe for concurrent
-// reconciles of different jobs.
+// pacer remembers, per job, its last paced write, the gap before the next
+// count-only one, and since when a count-only change has been waiting.
+// The zero value is ready; it is safe for concurrent reconciles of
+// different jobs.
 type pacer struct{ jobs gosync.Map }
 
 type pace struct {
-	last time.Time
-	gap  time.Duration
+	last, pendingSince time.Time
+	gap                time.Duration
 }
 
-// wait returns how long a count-only write of key must still wait.
-func (p *pacer) wait(key string, now time.Time) time.Duration {
-	v, ok := p.jobs.Load(key)
-	if !ok {
-		return 0
+// due notes that a count-only change of key is waiting, and returns how
+// long until it may be written (zero or less: now).
+func (p *pacer) due(key string, now time.Time) time.Duration {
+	pc := pace{}
+	if v, ok := p.jobs.Load(key); ok {
+		pc = v.(pace)
 	}
-	pc := v.(pace)
-	return pc.last.Add(pc.gap).Sub(now)
+	if pc.pendingSince.IsZero() {
+		pc.pendingSince = now
+		p.jobs.Store(key, pc)
+	}
+	return max(pc.last.Add(pc.gap).Sub(now), pc.pendingSince.Add(coalescePeriod).Sub(now))
 }
 
-// wrote records a write at now. A count-only write made while changes were
-// pending (soon after the gap ran out) doubles the gap; any other write
-// sets it back to coalescePeriod.
+// wrote records a write at now; nothing is waiting any more. A count-only
+// write made while changes kept coming (soon after the gap ran out)
+// doubles the gap; any other write sets it back to coalescePeriod.
 func (p *pacer) wrote(key string, now time.Time, countsOnly bool) {
 	gap := coalescePeriod
 	if v, ok := p.jobs.Load(key); ok && countsOnly {

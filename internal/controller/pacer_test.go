@@ -5,53 +5,57 @@ import (
 	"time"
 )
 
-func TestPacerBacksOffWhileChangesKeepComing(t *testing.T) {
+func TestPacerBatchesAndBacksOffWhileChangesKeepComing(t *testing.T) {
 	var p pacer
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if w := p.wait("ns/a", t0); w > 0 {
-		t.Fatalf("wait before any write = %v, want none", w)
-	}
 	p.wrote("ns/a", t0, false) // the Created transition
 	now := t0
-	// Changes pending all the time: write as soon as allowed.
+	// A change 100 ms after each write, pending until it is written.
 	var gaps []time.Duration
 	for range 6 {
-		w := p.wait("ns/a", now.Add(100*time.Millisecond))
+		seen := now.Add(100 * time.Millisecond)
+		w := p.due("ns/a", seen)
 		if w <= 0 {
-			t.Fatalf("a count-only write right after a write is not held back (wait %v)", w)
+			t.Fatalf("a count-only change right after a write is written at once (due in %v)", w)
 		}
-		next := now.Add(100*time.Millisecond + w)
+		// Seen again later, it is still due at the same time.
+		if w2 := p.due("ns/a", seen.Add(50*time.Millisecond)); w2 != w-50*time.Millisecond {
+			t.Fatalf("due in %v, then 50 ms later in %v", w, w2)
+		}
+		next := seen.Add(w)
 		gaps = append(gaps, next.Sub(now))
 		p.wrote("ns/a", next, true)
 		now = next
 	}
-	want := []time.Duration{1, 2, 4, 8, 8, 8}
+	want := []time.Duration{1100, 2000, 4000, 8000, 8000, 8000}
 	for i := range want {
-		if gaps[i] != want[i]*time.Second {
-			t.Fatalf("gaps between writes = %v, want %v seconds", gaps, want)
+		if gaps[i] != want[i]*time.Millisecond {
+			t.Fatalf("gaps between writes = %v, want %v ms", gaps, want)
 		}
 	}
 
 	// A transition resets the gap.
 	p.wrote("ns/a", now, false)
-	if w := p.wait("ns/a", now); w != coalescePeriod {
-		t.Errorf("wait after a transition = %v, want %v", w, coalescePeriod)
+	if w := p.due("ns/a", now); w != coalescePeriod {
+		t.Errorf("due after a transition = %v, want %v", w, coalescePeriod)
 	}
-	// So does a count-only change after a quiet spell.
+	p.wrote("ns/a", now, false)
+	// A lone change after a quiet spell waits only for its batch, and
+	// sets the gap back too.
 	quiet := now.Add(time.Minute)
-	if w := p.wait("ns/a", quiet); w > 0 {
-		t.Errorf("wait after a quiet minute = %v, want none", w)
+	if w := p.due("ns/a", quiet); w != coalescePeriod {
+		t.Errorf("due after a quiet minute = %v, want the batch period %v", w, coalescePeriod)
 	}
-	p.wrote("ns/a", quiet, true)
-	if w := p.wait("ns/a", quiet); w != coalescePeriod {
-		t.Errorf("wait after a lone change = %v, want %v", w, coalescePeriod)
+	p.wrote("ns/a", quiet.Add(coalescePeriod), true)
+	if w := p.due("ns/a", quiet.Add(coalescePeriod)); w != coalescePeriod {
+		t.Errorf("due after a lone change = %v, want %v", w, coalescePeriod)
 	}
 	// Jobs are paced apart, and forgotten.
-	if w := p.wait("ns/b", quiet); w > 0 {
-		t.Errorf("another job waits %v", w)
+	if w := p.due("ns/b", quiet); w != coalescePeriod {
+		t.Errorf("another job's first change is due in %v, want %v", w, coalescePeriod)
 	}
 	p.forget("ns/a")
-	if w := p.wait("ns/a", quiet); w > 0 {
-		t.Errorf("a forgotten job waits %v", w)
+	if v, ok := p.jobs.Load("ns/a"); ok {
+		t.Errorf("forgotten job still paced: %+v", v)
 	}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	gosync "sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,10 @@ type Reconciler struct {
 
 	// statusPace and discoverPace space out count-only writes per job.
 	statusPace, discoverPace pacer
+	// writtenOver holds, per job, the resourceVersion our last status
+	// write replaced: while the cache still serves it, a reconcile would
+	// compute from stale status and its write would only conflict.
+	writtenOver gosync.Map
 }
 
 // state is the state of one reconcile: the defaulted job and the status
@@ -45,6 +50,9 @@ type state struct {
 	status  *kubeflow.JobStatus
 	now     metav1.Time
 	requeue time.Duration
+	// holdCounts: the launcher Job is finishing, so its outcome is about
+	// to be written; count-only changes wait for that write.
+	holdCounts bool
 }
 
 // requeueAfter asks for another reconcile no later than d from now.
@@ -86,12 +94,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Expectations.Forget(req.String())
 			r.statusPace.forget(req.String())
 			r.discoverPace.forget(req.String())
+			r.writtenOver.Delete(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting MPIJob: %w", err)
 	}
 	if !job.IsManagedByUs() || job.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
+	}
+	if rv, ok := r.writtenOver.Load(jobKey(job)); ok {
+		if rv == job.ResourceVersion {
+			log.V(4).Info("Waiting for the cache to observe this controller's status write")
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		r.writtenOver.Delete(jobKey(job))
 	}
 	if !r.Expectations.Satisfied(jobKey(job)) {
 		log.V(4).Info("Waiting for the cache to observe this controller's Pod writes")
@@ -107,9 +123,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	onlyCounts := countsOnly(observed, s.status)
 	if onlyCounts {
-		if wait := r.statusPace.wait(jobKey(job), s.now.Time); wait > 0 {
-			// Only counts changed, and the last write is recent: a
-			// later reconcile writes them.
+		if wait := r.statusPace.due(jobKey(job), s.now.Time); wait > 0 || s.holdCounts {
+			// Only counts changed, and the last write is recent or the
+			// outcome is near: a later write carries them.
 			s.status = observed
 			s.requeueAfter(wait)
 		}
@@ -171,6 +187,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	}
 	updateReplicaStatuses(s, kids)
 	updateProgress(s, kids)
+	s.holdCounts = kids.launcher != nil && isJobFinishing(kids.launcher)
 	if isFinished(s.status) {
 		return r.cleanupPods(ctx, s.job, kids)
 	}
@@ -196,9 +213,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflow.MPIJob, obse
 	now := metav1.NewTime(r.Clock.Now())
 	computed.LastReconcileTime = &now
 	job.Status = *computed
+	over := job.ResourceVersion
 	if err := r.Client.Status().Update(ctx, job); err != nil {
 		return fmt.Errorf("writing status of MPIJob: %w", err)
 	}
+	r.writtenOver.Store(jobKey(job), over)
 	r.statusPace.wrote(jobKey(job), now.Time, countsOnly)
 	r.announce(ctx, job, transitions(observed, computed))
 	return nil

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
@@ -370,5 +371,100 @@ func TestCountOnlyChangesAreCoalesced(t *testing.T) {
 	}
 	if a := got.Status.ReplicaStatuses[kubeflow.MPIReplicaTypeWorker].Active; a != 2 {
 		t.Errorf("worker active = %d, want 2", a)
+	}
+}
+
+func TestLauncherCountsWaitForTheLauncherOutcome(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	f.r.Expectations.CreationObserved("ns/pi", "pi-worker-0")
+	setLauncher := func(mutate func(*batchv1.JobStatus)) {
+		l := &batchv1.Job{}
+		if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-launcher"}, l); err != nil {
+			t.Fatal(err)
+		}
+		mutate(&l.Status)
+		if err := f.client.Status().Update(context.Background(), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLauncher(func(s *batchv1.JobStatus) { s.Active = 1 })
+	f.clock.SetTime(f.clock.Now().Add(time.Minute))
+	f.reconcile(t, job) // notes the pending count
+	f.clock.SetTime(f.clock.Now().Add(time.Minute))
+	f.reconcile(t, job) // writes it
+
+	// The launcher Pod succeeded: the Job controller first uncounts it, then
+	// counts it and meets the success criteria, then completes the Job, in
+	// writes a second or more apart. Only the outcome is written.
+	steps := []func(*batchv1.JobStatus){
+		func(s *batchv1.JobStatus) {
+			s.Active = 0
+			s.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"launcher-pod"}}
+		},
+		func(s *batchv1.JobStatus) {
+			s.UncountedTerminatedPods, s.Succeeded = nil, 1
+			s.Conditions = []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}}
+		},
+	}
+	f.writes = calls{}
+	for _, step := range steps {
+		setLauncher(step)
+		f.clock.SetTime(f.clock.Now().Add(5 * time.Second))
+		f.reconcile(t, job)
+		f.clock.SetTime(f.clock.Now().Add(5 * time.Second))
+		f.reconcile(t, job)
+	}
+	if f.writes["status MPIJob"] != 0 {
+		t.Fatalf("status written %d times while the launcher Job was finishing", f.writes["status MPIJob"])
+	}
+	setLauncher(func(s *batchv1.JobStatus) {
+		s.Conditions = append(s.Conditions, batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue})
+	})
+	f.reconcile(t, job)
+	got := &kubeflow.MPIJob{}
+	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	if f.writes["status MPIJob"] != 1 || !isTrue(&got.Status, kubeflow.JobSucceeded) ||
+		got.Status.ReplicaStatuses[kubeflow.MPIReplicaTypeLauncher].Succeeded != 1 {
+		t.Errorf("writes %v, status %+v: want one write with Succeeded and the launcher counted", f.writes, got.Status)
+	}
+}
+
+func TestReconcileOnAStaleCacheWaitsForItsOwnStatusWrite(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	var stale *kubeflow.MPIJob
+	f := newFixture(t, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if j, ok := obj.(*kubeflow.MPIJob); ok && stale != nil {
+				stale.DeepCopyInto(j)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}, job)
+	snapshot := &kubeflow.MPIJob{}
+	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), snapshot); err != nil {
+		t.Fatal(err)
+	}
+	stale = snapshot
+	// The cache serves the job as it was before the first status write.
+	f.reconcile(t, job)
+	f.r.Expectations.CreationObserved("ns/pi", "pi-worker-0")
+	f.writes = calls{}
+	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.writes) != 0 || res.RequeueAfter <= 0 {
+		t.Errorf("on a cache without our status write: writes %v, requeueAfter %v; want none and a call back", f.writes, res.RequeueAfter)
+	}
+	// Once the cache has it, reconciles go on.
+	stale = nil
+	f.reconcile(t, job)
+	if f.writes["status MPIJob"] != 0 {
+		t.Errorf("status rewritten with nothing new: %v", f.writes)
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
+	"strconv"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -20,8 +22,8 @@ func plotStartup(path string, all []startupResult) error {
 	p.X.Label.Text = "workers (N)"
 	p.Y.Label.Text = "seconds from creation"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = true, true
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.TickerFunc(ticks125)
+	p.Legend.Top, p.Legend.Left = false, false
 
 	series := []struct {
 		name  string
@@ -57,4 +59,18 @@ func plotStartup(path string, all []startupResult) error {
 	}
 	p.Add(plotter.NewGrid())
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// ticks125 labels 1, 2 and 5 of each decade: log axes over a small range
+// would otherwise show one labelled tick.
+func ticks125(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for d := math.Pow(10, math.Floor(math.Log10(lo))); d <= hi; d *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if v := d * m; v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	return ts
 }
