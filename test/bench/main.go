@@ -107,9 +107,11 @@ type env struct {
 	o           options
 	operatorPID int
 	cs          *kubernetes.Clientset
-	c           client.WithWatch
-	audit       auditLog
-	rep         *report
+	// floorCS creates the floor's Pods as the operator's ServiceAccount.
+	floorCS *kubernetes.Clientset
+	c       client.WithWatch
+	audit   auditLog
+	rep     *report
 }
 
 func run(ctx context.Context, o options) error {
@@ -149,8 +151,11 @@ func run(ctx context.Context, o options) error {
 			if err != nil {
 				return fmt.Errorf("startup N=%d run %d: %w", n, r, err)
 			}
-			if res.Floor, err = e.floor(ctx, n, r); err != nil {
+			if res.Floor, err = e.floor(ctx, n, r, false); err != nil {
 				return fmt.Errorf("floor N=%d run %d: %w", n, r, err)
+			}
+			if res.FloorService, err = e.floor(ctx, n, r, true); err != nil {
+				return fmt.Errorf("floor with a Service N=%d run %d: %w", n, r, err)
 			}
 			rows = append(rows, res)
 		}
@@ -283,6 +288,14 @@ func (e *env) startOperator(ctx context.Context) (func(), error) {
 	}
 	kubeconfig, err := e.operatorKubeconfig(ctx, e.o.role)
 	if err != nil {
+		return nil, err
+	}
+	fcfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	fcfg.QPS, fcfg.Burst = float32(e.o.qps), e.o.burst
+	if e.floorCS, err = kubernetes.NewForConfig(fcfg); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, e.o.operator, "--kubeconfig", kubeconfig, "--leader-elect=false",

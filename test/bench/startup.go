@@ -27,6 +27,9 @@ type startupResult struct {
 	LauncherCreated time.Duration `json:"launcherCreatedNs"`
 	JobRunning      time.Duration `json:"jobRunningNs"`
 	Floor           time.Duration `json:"floorNs"`
+	// FloorService is the floor with the Pods behind a headless Service,
+	// as the workers are: the scheduler spreads such Pods by default.
+	FloorService time.Duration `json:"floorServiceNs"`
 	// The operator's writes over the job's whole life, to Succeeded.
 	Requests requestCounts `json:"requests"`
 }
@@ -168,11 +171,27 @@ func waitSucceeded(ctx context.Context, c client.Client, job *kubeflow.MPIJob) e
 
 // floor creates n+1 plain Pods as fast as the client limits allow and
 // returns the time until all are Running: what the API server, scheduler
-// and kwok need, with no operator in the way.
-func (e *env) floor(ctx context.Context, n, run int) (time.Duration, error) {
+// and kwok need, with no operator in the way. It creates them as the
+// operator's ServiceAccount, so both share the API server's priority and
+// fairness level. With service, the Pods are selected by a headless
+// Service, as an MPIJob's workers are.
+func (e *env) floor(ctx context.Context, n, run int, service bool) (time.Duration, error) {
 	ns := fmt.Sprintf("floor-%d-%d", n, run)
+	if service {
+		ns += "-svc"
+	}
 	if err := newNamespace(ctx, e.cs, ns); err != nil {
 		return 0, err
+	}
+	labels := map[string]string{"floor": "pod"}
+	if service {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "floor", Namespace: ns},
+			Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: labels},
+		}
+		if _, err := e.cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			return 0, err
+		}
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -186,7 +205,9 @@ func (e *env) floor(ctx context.Context, n, run int) (time.Duration, error) {
 	pt.start = start
 	pt.mu.Unlock()
 	err = parallel(n+1, 500, func(i int) error {
-		_, err := e.cs.CoreV1().Pods(ns).Create(ctx, benchPod(ns, fmt.Sprintf("p-%d", i)), metav1.CreateOptions{})
+		pod := benchPod(ns, fmt.Sprintf("p-%d", i))
+		pod.Labels = labels
+		_, err := e.floorCS.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {

@@ -73,6 +73,6 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	if err := dropNamespace(ctx, e.cs, ns); err != nil {
 		return res, err
 	}
-	res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0)
+	res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0, false)
 	return res, err
 }
