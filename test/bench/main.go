@@ -47,6 +47,8 @@ type options struct {
 	kubeconfig, operator, out string
 	auditLog, role            string
 	docs, command             string
+	operatorArgs              string
+	parallelism               int
 	sizes                     []int
 	runs, nodes               int
 	throughputJobs            int
@@ -72,6 +74,8 @@ func main() {
 	flag.StringVar(&noise, "noise", "", "unrelated Pod counts of the memory scenario, e.g. 0,10000,30000 (empty: skip)")
 	flag.IntVar(&o.idleJobs, "idle-jobs", 0, "suspended MPIJobs of the memory scenario")
 	flag.IntVar(&o.throughputJobs, "throughput-jobs", 0, "concurrent 8-worker jobs of the throughput scenario (0: skip)")
+	flag.StringVar(&o.operatorArgs, "operator-args", "", "more flags for the operator, split on spaces")
+	flag.IntVar(&o.parallelism, "create-parallelism", 150, "creations in flight, of the operator (per job) and of the floor client alike")
 	flag.Float64Var(&o.qps, "qps", 500, "client QPS, of the operator and of the floor client alike")
 	flag.IntVar(&o.burst, "burst", 1000, "client burst, of the operator and of the floor client alike")
 	flag.Parse()
@@ -298,9 +302,13 @@ func (e *env) startOperator(ctx context.Context) (func(), error) {
 	if e.floorCS, err = kubernetes.NewForConfig(fcfg); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, e.o.operator, "--kubeconfig", kubeconfig, "--leader-elect=false",
+	args := append([]string{"--kubeconfig", kubeconfig, "--leader-elect=false",
 		"--metrics-bind-address", "127.0.0.1:18080", "--health-probe-bind-address", "127.0.0.1:18081",
-		"--kube-api-qps", fmt.Sprint(e.o.qps), "--kube-api-burst", fmt.Sprint(e.o.burst), "--zap-log-level", "error")
+		"--pprof-bind-address", "127.0.0.1:18082",
+		"--kube-api-qps", fmt.Sprint(e.o.qps), "--kube-api-burst", fmt.Sprint(e.o.burst),
+		"--create-parallelism", fmt.Sprint(e.o.parallelism), "--zap-log-level", "error"},
+		strings.Fields(e.o.operatorArgs)...)
+	cmd := exec.CommandContext(ctx, e.o.operator, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the operator: %w", err)

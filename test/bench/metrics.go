@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"strconv"
+	"strings"
 )
 
 // readMetrics calls fn with each line of the operator's metrics.
@@ -23,4 +25,15 @@ func readMetrics(ctx context.Context, fn func(line string)) error {
 		fn(sc.Text())
 	}
 	return sc.Err()
+}
+
+// operatorCPU is the CPU time the operator has used so far, in seconds.
+func operatorCPU(ctx context.Context) (float64, error) {
+	var cpu float64
+	err := readMetrics(ctx, func(line string) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "process_cpu_seconds_total" {
+			cpu, _ = strconv.ParseFloat(f[1], 64)
+		}
+	})
+	return cpu, err
 }

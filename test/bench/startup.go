@@ -30,8 +30,10 @@ type startupResult struct {
 	// FloorService is the floor with the Pods behind a headless Service,
 	// as the workers are: the scheduler spreads such Pods by default.
 	FloorService time.Duration `json:"floorServiceNs"`
-	// The operator's writes over the job's whole life, to Succeeded.
-	Requests requestCounts `json:"requests"`
+	// The operator's writes and CPU time over the job's whole life, to
+	// Succeeded.
+	Requests   requestCounts `json:"requests"`
+	CPUSeconds float64       `json:"operatorCPUSeconds"`
 }
 
 // podTimes records, from a watch, when each Pod of a namespace was first
@@ -110,6 +112,10 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	if err != nil {
 		return startupResult{}, err
 	}
+	cpu, err := operatorCPU(ctx)
+	if err != nil {
+		return startupResult{}, fmt.Errorf("operator metrics: %w", err)
+	}
 	start = time.Now()
 	pt.mu.Lock()
 	pt.start = start
@@ -149,6 +155,10 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	if res.Requests, err = e.audit.count(from, ns); err != nil {
 		return res, err
 	}
+	if res.CPUSeconds, err = operatorCPU(ctx); err != nil {
+		return res, err
+	}
+	res.CPUSeconds -= cpu
 	return res, dropNamespace(ctx, e.cs, ns)
 }
 
@@ -169,7 +179,8 @@ func waitSucceeded(ctx context.Context, c client.Client, job *kubeflow.MPIJob) e
 	return fmt.Errorf("MPIJob %s never Succeeded", job.Namespace)
 }
 
-// floor creates n+1 plain Pods as fast as the client limits allow and
+// floor creates n+1 plain Pods as fast as the client limits allow (the
+// operator's QPS, burst and creations in flight) and
 // returns the time until all are Running: what the API server, scheduler
 // and kwok need, with no operator in the way. It creates them as the
 // operator's ServiceAccount, so both share the API server's priority and
@@ -204,7 +215,7 @@ func (e *env) floor(ctx context.Context, n, run int, service bool) (time.Duratio
 	pt.mu.Lock()
 	pt.start = start
 	pt.mu.Unlock()
-	err = parallel(n+1, 500, func(i int) error {
+	err = parallel(n+1, e.o.parallelism, func(i int) error {
 		pod := benchPod(ns, fmt.Sprintf("p-%d", i))
 		pod.Labels = labels
 		_, err := e.floorCS.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
