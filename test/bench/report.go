@@ -149,6 +149,10 @@ func (r *report) requests(all []startupResult) {
 func (r *report) throughput(t throughputResult) {
 	r.printf("\nThroughput: %d MPIJobs of %d workers created at once (1 run)\n\n", t.Jobs, t.Workers)
 	r.printf("| milestone | time |\n| --- | --- |\n")
+	r.printf("| all worker Pods created | %s |\n", ms(t.WorkersCreated))
+	r.printf("| all launcher Pods created (by the Job controller) | %s |\n", ms(t.LaunchersCreated))
+	r.printf("| all worker Pods Running | %s |\n", ms(t.WorkersRunning))
+	r.printf("| all launcher Pods Running | %s |\n", ms(t.LaunchersRunning))
 	r.printf("| all MPIJobs Running | %s |\n", ms(t.AllRunning))
 	r.printf("| all MPIJobs Succeeded (launchers complete 5 s after they run) | %s |\n", ms(t.AllSucceeded))
 	r.printf("| floor: %d bare Pods Running | %s |\n", t.Jobs*(t.Workers+1), ms(t.Floor))

@@ -17,7 +17,13 @@ type throughputResult struct {
 	Workers      int           `json:"workersPerJob"`
 	AllRunning   time.Duration `json:"allRunningNs"`
 	AllSucceeded time.Duration `json:"allSucceededNs"`
-	Floor        time.Duration `json:"floorNs"`
+	// Where the time goes: the last worker and launcher Pod created and
+	// Running.
+	WorkersCreated   time.Duration `json:"workersCreatedNs"`
+	WorkersRunning   time.Duration `json:"workersRunningNs"`
+	LaunchersCreated time.Duration `json:"launchersCreatedNs"`
+	LaunchersRunning time.Duration `json:"launchersRunningNs"`
+	Floor            time.Duration `json:"floorNs"`
 }
 
 // throughput creates jobs MPIJobs of workers each at once, in one
@@ -30,8 +36,17 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	if err := newNamespace(ctx, e.cs, ns); err != nil {
 		return res, err
 	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pt, err := watchPods(wctx, e.cs, ns, time.Now())
+	if err != nil {
+		return res, err
+	}
 	start := time.Now()
-	err := parallel(jobs, 50, func(i int) error {
+	pt.mu.Lock()
+	pt.start = start
+	pt.mu.Unlock()
+	err = parallel(jobs, 50, func(i int) error {
 		job := benchJob(ns, int32(workers))
 		job.Name = fmt.Sprintf("job-%d", i)
 		return e.c.Create(ctx, job)
@@ -70,6 +85,10 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	if res.AllSucceeded == 0 {
 		return res, fmt.Errorf("not all %d jobs Succeeded", jobs)
 	}
+	res.WorkersCreated, _ = pt.latest(pt.seen, "worker", jobs*workers)
+	res.WorkersRunning, _ = pt.latest(pt.running, "worker", jobs*workers)
+	res.LaunchersCreated, _ = pt.latest(pt.seen, "launcher", jobs)
+	res.LaunchersRunning, _ = pt.latest(pt.running, "launcher", jobs)
 	if err := dropNamespace(ctx, e.cs, ns); err != nil {
 		return res, err
 	}
