@@ -36,6 +36,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*childr
 	// The Pods are only read, never changed: skipping the cache's deep copy
 	// keeps a reconcile of a 1000-worker job from copying 1000 Pods.
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace),
+		client.MatchingFields{podsByJobRole: jobRole(job.Name, builder.RoleWorker)},
 		client.MatchingLabels(builder.RoleLabels(job, builder.RoleWorker)), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing worker Pods: %w", err)
 	}
@@ -73,6 +74,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*childr
 func (r *Reconciler) launcherPodRunning(ctx context.Context, job *kubeflow.MPIJob, launcher *batchv1.Job) (bool, error) {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace),
+		client.MatchingFields{podsByJobRole: jobRole(job.Name, builder.RoleLauncher)},
 		client.MatchingLabels(builder.RoleLabels(job, builder.RoleLauncher)), client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("listing launcher Pods: %w", err)
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,9 @@ func CacheOptions(namespaces []string) cache.Options {
 // launcher Jobs and worker Pods, and the deletion of their other children
 // (which the controller then makes again).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podsByJobRole, podJobRole); err != nil {
+		return fmt.Errorf("indexing Pods by job and role: %w", err)
+	}
 	onlyDeletes := predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
@@ -132,3 +136,19 @@ func ownerRequest(obj client.Object) (reconcile.Request, bool) {
 }
 
 var _ handler.EventHandler = &podHandler{}
+
+// podsByJobRole indexes the cached Pods by "<job>/<role>", so a reconcile
+// reads its own job's Pods instead of matching the labels of every Pod of
+// the namespace: 100 jobs of 8 workers in one namespace made each
+// reconcile walk 900 Pods.
+const podsByJobRole = "mpijob-role"
+
+func podJobRole(o client.Object) []string {
+	l := o.GetLabels()
+	if l[kubeflow.LabelJobName] == "" || l[kubeflow.LabelJobRole] == "" {
+		return nil
+	}
+	return []string{jobRole(l[kubeflow.LabelJobName], l[kubeflow.LabelJobRole])}
+}
+
+func jobRole(job, role string) string { return job + "/" + role }
