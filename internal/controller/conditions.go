@@ -19,6 +19,7 @@ const (
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonWorkerFailed         = "WorkerFailed"
+	ReasonRestarting           = "MPIJobRestarting"
 )
 
 // setCondition sets a condition in place and reports whether anything

@@ -18,6 +18,13 @@ import (
 func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
 	suspend := launcherMustWait(job, kids)
 	if kids.launcher == nil {
+		if v, ok := r.replaced.Load(jobKey(job)); ok {
+			// A restart: the successor is made at once, suspended if it
+			// must wait, as it alone carries the retries left.
+			l := builder.LauncherJob(job, suspend, r.Options)
+			l.Spec.BackoffLimit = ptr.To(v.(replacement).backoffLimit)
+			return r.create(ctx, job, l)
+		}
 		if suspend {
 			// Made only when it can run: a launcher made earlier would
 			// hold a stale copy of the template that Kueue may still edit.

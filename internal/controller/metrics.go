@@ -47,6 +47,8 @@ func recordTransition(job *kubeflow.MPIJob, t transition, now time.Time) {
 		jobsFailed.WithLabelValues(t.Reason).Inc()
 	case t.Type == kubeflow.JobRestarting:
 		jobsRestarted.Inc()
+	case t.Type == kubeflow.JobRunning && getCondition(&job.Status, kubeflow.JobRestarting) != nil:
+		// Running again after a restart: not a startup.
 	case t.Type == kubeflow.JobRunning:
 		start := job.CreationTimestamp.Time
 		if st := job.Status.StartTime; st != nil {

@@ -22,8 +22,11 @@ type children struct {
 	workers map[int]*corev1.Pod
 	// surplus are worker Pods whose index is beyond spec replicas.
 	surplus []*corev1.Pod
-	// launcher is the launcher Job, nil if there is none.
+	// launcher is the launcher Job, nil if there is none (or if it is the
+	// one a restart deleted and the cache still shows).
 	launcher *batchv1.Job
+	// launcherPods are the launcher Job's Pods.
+	launcherPods []*corev1.Pod
 	// launcherRunning: a Pod of the launcher Job runs. Read from the Pod
 	// itself, as the Job controller reports status.ready only in batches
 	// of a second.
@@ -62,28 +65,48 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*childr
 		return nil, fmt.Errorf("getting launcher Job: %w", err)
 	case !metav1.IsControlledBy(launcher, job):
 		return nil, fmt.Errorf("job %s exists and is not controlled by this MPIJob", launcher.Name)
+	case r.isReplaced(job, launcher):
 	default:
 		kids.launcher = launcher
-		if kids.launcherRunning, err = r.launcherPodRunning(ctx, job, launcher); err != nil {
+		if kids.launcherPods, err = r.launcherPods(ctx, job, launcher); err != nil {
 			return nil, err
+		}
+		for _, p := range kids.launcherPods {
+			kids.launcherRunning = kids.launcherRunning || isRunning(p)
 		}
 	}
 	return kids, nil
 }
 
-func (r *Reconciler) launcherPodRunning(ctx context.Context, job *kubeflow.MPIJob, launcher *batchv1.Job) (bool, error) {
+// isReplaced reports whether the launcher Job is one a restart deleted,
+// still in the cache; once the cache shows its successor, the record of
+// the restart is dropped.
+func (r *Reconciler) isReplaced(job *kubeflow.MPIJob, launcher *batchv1.Job) bool {
+	v, ok := r.replaced.Load(jobKey(job))
+	if !ok {
+		return false
+	}
+	if v.(replacement).old == launcher.UID {
+		return true
+	}
+	r.replaced.Delete(jobKey(job))
+	return false
+}
+
+func (r *Reconciler) launcherPods(ctx context.Context, job *kubeflow.MPIJob, launcher *batchv1.Job) ([]*corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace),
 		client.MatchingFields{podsByJobRole: jobRole(job.Name, builder.RoleLauncher)},
 		client.MatchingLabels(builder.RoleLabels(job, builder.RoleLauncher)), client.UnsafeDisableDeepCopy); err != nil {
-		return false, fmt.Errorf("listing launcher Pods: %w", err)
+		return nil, fmt.Errorf("listing launcher Pods: %w", err)
 	}
+	var out []*corev1.Pod
 	for i := range pods.Items {
-		if metav1.IsControlledBy(&pods.Items[i], launcher) && isRunning(&pods.Items[i]) {
-			return true, nil
+		if metav1.IsControlledBy(&pods.Items[i], launcher) {
+			out = append(out, &pods.Items[i])
 		}
 	}
-	return false, nil
+	return out, nil
 }
 
 // isTerminating reports whether a Pod is being deleted.

@@ -46,6 +46,7 @@ func markSuspended(s *state) {
 func (r *Reconciler) markFailed(s *state, reason, msg string) {
 	setCondition(s.status, kubeflow.JobFailed, corev1.ConditionTrue, reason, msg, s.now)
 	setFalseIfPresent(s.status, kubeflow.JobRunning, reason, msg, s.now)
+	setFalseIfPresent(s.status, kubeflow.JobRestarting, reason, msg, s.now)
 	if s.status.CompletionTime == nil {
 		s.status.CompletionTime = ptr.To(s.now)
 	}
@@ -86,6 +87,7 @@ func updateProgress(s *state, kids *children) {
 			msg := fmt.Sprintf("MPIJob %s successfully completed.", name)
 			setCondition(s.status, kubeflow.JobSucceeded, corev1.ConditionTrue, ReasonSucceeded, msg, s.now)
 			setFalseIfPresent(s.status, kubeflow.JobRunning, ReasonSucceeded, msg, s.now)
+			setFalseIfPresent(s.status, kubeflow.JobRestarting, ReasonSucceeded, msg, s.now)
 			s.status.CompletionTime = completionTime(l, s)
 			return
 		}
@@ -97,14 +99,16 @@ func updateProgress(s *state, kids *children) {
 			msg := fmt.Sprintf("MPIJob %s failed: launcher Job %s: %s", name, l.Name, c.Message)
 			setCondition(s.status, kubeflow.JobFailed, corev1.ConditionTrue, reason, msg, s.now)
 			setFalseIfPresent(s.status, kubeflow.JobRunning, reason, msg, s.now)
+			setFalseIfPresent(s.status, kubeflow.JobRestarting, reason, msg, s.now)
 			s.status.CompletionTime = completionTime(l, s)
 			return
 		}
 	}
 	launcherRunning := l != nil && (kids.launcherRunning || ptr.Deref(l.Status.Ready, 0) > 0)
 	if launcherRunning && kids.allWorkers(int(job.Workers()), isRunning) {
-		setCondition(s.status, kubeflow.JobRunning, corev1.ConditionTrue, ReasonRunning,
-			fmt.Sprintf("MPIJob %s is running.", name), s.now)
+		msg := fmt.Sprintf("MPIJob %s is running.", name)
+		setCondition(s.status, kubeflow.JobRunning, corev1.ConditionTrue, ReasonRunning, msg, s.now)
+		setFalseIfPresent(s.status, kubeflow.JobRestarting, ReasonRunning, msg, s.now)
 	}
 }
 

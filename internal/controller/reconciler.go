@@ -41,6 +41,9 @@ type Reconciler struct {
 	// write replaced: while the cache still serves it, a reconcile would
 	// compute from stale status and its write would only conflict.
 	writtenOver gosync.Map
+	// replaced holds, per job, the launcher Job a restart deleted (see
+	// restart.go).
+	replaced gosync.Map
 }
 
 // state is the state of one reconcile: the defaulted job and the status
@@ -95,6 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.statusPace.forget(req.String())
 			r.discoverPace.forget(req.String())
 			r.writtenOver.Delete(req.String())
+			r.replaced.Delete(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting MPIJob: %w", err)
@@ -174,6 +178,9 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 		return err
 	}
 	if done, err := r.handleWorkerFailures(ctx, s, kids); done || err != nil {
+		return err
+	}
+	if err := r.restartOnDisruption(ctx, s, kids); err != nil {
 		return err
 	}
 	if err := r.ensureConfigMap(ctx, s, kids); err != nil {

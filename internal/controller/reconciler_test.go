@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -54,6 +55,9 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 	userCreate, userStatus := funcs.Create, funcs.SubResourceUpdate
 	funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		count("create", obj)
+		if obj.GetUID() == "" {
+			obj.SetUID(uuid.NewUUID()) // as the API server does
+		}
 		if userCreate != nil {
 			return userCreate(ctx, c, obj, opts...)
 		}

@@ -10,6 +10,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -135,5 +136,42 @@ func TestProgramFailingWithPermanentExitCodeFailsAtOnce(t *testing.T) {
 	}
 	if n := len(launcherPods(t, job)); n != 1 {
 		t.Errorf("%d launcher attempts, want 1: exit code 5 is permanent under ExitCode", n)
+	}
+}
+
+// TestEvictedWorkerRestartsTheJob: a worker evicted while the ranks run
+// ends that attempt; the job restarts as a whole on a replacement worker
+// and succeeds, although backoffLimit 0 allows the program no failure:
+// losing a worker is not the program's fault.
+func TestEvictedWorkerRestartsTheJob(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "sh", "-c", "sleep 15; exec /opt/mpi/ranks")
+	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](0)
+	create(t, job)
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
+		got := &kubeflow.MPIJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+			return false, nil
+		}
+		return isTrue(got, kubeflow.JobRunning), nil
+	})
+	if err != nil {
+		t.Fatalf("job never ran: %v", err)
+	}
+	time.Sleep(3 * time.Second) // the ranks are sleeping now
+	victim := workerNames(job, 2)[1]
+	err = clientset.PolicyV1().Evictions(job.Namespace).Evict(context.Background(), &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: job.Namespace},
+	})
+	if err != nil {
+		t.Fatalf("evicting %s: %v", victim, err)
+	}
+	expectRanksOn(t, job, workerNames(job, 2)...)
+	got := &kubeflow.MPIJob{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(got, kubeflow.JobRestarting); c.Type == "" {
+		t.Errorf("no restart on record: %+v", got.Status.Conditions)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -131,5 +132,55 @@ func TestWorkerFailureFailsJobAndEvictionReplacesWorker(t *testing.T) {
 	got := waitCondition(t, job, kubeflow.JobFailed, corev1.ConditionTrue)
 	if c := condition(got, kubeflow.JobFailed); c.Reason != "WorkerFailed" || !strings.Contains(c.Message, "exited with code 3") {
 		t.Errorf("Failed condition: %s %q", c.Reason, c.Message)
+	}
+}
+
+// A worker preempted while the launcher runs restarts the job as a whole:
+// a new launcher Job replaces the old one, with the program's retries
+// intact, and the job is Running again once the new launcher runs.
+func TestPreemptedWorkerRestartsTheJob(t *testing.T) {
+	ns := newNamespace(t)
+	job := createJob(t, testjob.MakeMPIJob("preempted", ns).Workers(2).BackoffLimit(1).Obj())
+	runWorkers(t, job, 2)
+	old := launcherJob(t, job)
+	startLauncher(t, job)
+	waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
+
+	victim := waitWorkers(t, job, 2)[1]
+	// API times are whole seconds: the preemption comes a second later
+	// than the launcher's start.
+	time.Sleep(1100 * time.Millisecond)
+	eventually(t, "preempting a worker", func(ctx context.Context) (bool, error) {
+		p := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(&victim), p); err != nil {
+			return false, err
+		}
+		at := metav1.Now()
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler", LastTransitionTime: at,
+		})
+		return true, k8s.Status().Update(ctx, p)
+	})
+	got := waitCondition(t, job, kubeflow.JobRestarting, corev1.ConditionTrue)
+	if c := condition(got, kubeflow.JobRunning); c.Status != corev1.ConditionFalse || c.Reason != "MPIJobRestarting" {
+		t.Errorf("Running condition while restarting: %+v", c)
+	}
+	var fresh *batchv1.Job
+	eventually(t, "a new launcher Job", func(ctx context.Context) (bool, error) {
+		fresh = &batchv1.Job{}
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(old), fresh)
+		return err == nil && fresh.UID != old.UID, client.IgnoreNotFound(err)
+	})
+	if l := fresh.Spec.BackoffLimit; l == nil || *l != 1 {
+		t.Errorf("new launcher backoffLimit %v, want 1: the preemption is not the program's failure", l)
+	}
+
+	startLauncher(t, job)
+	got = waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
+	if c := condition(got, kubeflow.JobRestarting); c.Status != corev1.ConditionFalse {
+		t.Errorf("Restarting condition once running again: %+v", c)
+	}
+	if l := launcherJob(t, job); l.UID != fresh.UID {
+		t.Errorf("launcher replaced twice")
 	}
 }

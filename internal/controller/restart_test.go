@@ -1,0 +1,255 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+// runningJob is a job of two workers whose launcher Job (backoffLimit
+// limit) started at the fixture's clock and whose launcher Pod runs.
+func runningJob(t *testing.T, limit int32) (*fixture, *kubeflow.MPIJob, time.Time) {
+	t.Helper()
+	job := testjob.MakeMPIJob("pi", "ns").Workers(2).Obj()
+	job.Spec.RunPolicy.BackoffLimit = ptr.To(limit)
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	start := f.clock.Now()
+	for i := range 2 {
+		f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, i))
+		f.updatePod(t, builder.WorkerName(job, i), func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
+	}
+	l := f.launcher(t)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "pi-launcher-abcde", Namespace: "ns", UID: "launcher-pod-1",
+		CreationTimestamp: metav1.NewTime(start),
+		Labels:            l.Spec.Template.Labels,
+		OwnerReferences:   []metav1.OwnerReference{*metav1.NewControllerRef(l, batchv1.SchemeGroupVersion.WithKind("Job"))},
+	}}
+	if err := f.client.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	f.updatePod(t, pod.Name, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
+	f.updateLauncher(t, func(l *batchv1.Job) {
+		l.Status.StartTime = ptr.To(metav1.NewTime(start))
+		l.Status.Active = 1
+	})
+	f.clock.SetTime(start.Add(time.Minute))
+	f.reconcile(t, job)
+	if got := f.job(t, job); !isTrue(&got.Status, kubeflow.JobRunning) {
+		t.Fatalf("job not Running: %+v", got.Status.Conditions)
+	}
+	f.drainEvents()
+	f.writes = calls{}
+	return f, job, start
+}
+
+func (f *fixture) updatePod(t *testing.T, name string, mutate func(*corev1.Pod)) {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, p); err != nil {
+		t.Fatal(err)
+	}
+	mutate(p)
+	if err := f.client.Status().Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) launcher(t *testing.T) *batchv1.Job {
+	t.Helper()
+	l := &batchv1.Job{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-launcher"}, l); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func (f *fixture) updateLauncher(t *testing.T, mutate func(*batchv1.Job)) {
+	t.Helper()
+	l := f.launcher(t)
+	mutate(l)
+	if err := f.client.Status().Update(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) job(t *testing.T, job *kubeflow.MPIJob) *kubeflow.MPIJob {
+	t.Helper()
+	got := &kubeflow.MPIJob{}
+	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func disrupt(at time.Time) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			Reason: "PreemptionByScheduler", LastTransitionTime: metav1.NewTime(at),
+		})
+	}
+}
+
+func exited(code int32, at time.Time) *corev1.ContainerStateTerminated {
+	return &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(at)}
+}
+
+func TestDisruptedWorkerRestartsTheJobWithTheRetriesLeft(t *testing.T) {
+	cases := []struct {
+		name string
+		// before is how the launcher stands when the worker is disrupted,
+		// 30 s after the launcher started.
+		before      func(f *fixture, start time.Time)
+		wantRestart bool
+		wantLimit   int32
+	}{{
+		name: "program failed once before the disruption: one retry used",
+		before: func(f *fixture, start time.Time) {
+			f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) {
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "launcher", RestartCount: 1,
+					LastTerminationState: corev1.ContainerState{Terminated: exited(1, start.Add(10*time.Second))}}}
+			})
+		},
+		wantRestart: true, wantLimit: 1,
+	}, {
+		name: "launcher failed because of the lost worker, past backoffLimit: not the program's failure",
+		before: func(f *fixture, start time.Time) {
+			f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodFailed
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "launcher", RestartCount: 2,
+					State: corev1.ContainerState{Terminated: exited(137, start.Add(31*time.Second))}}}
+			})
+			f.updateLauncher(t, func(l *batchv1.Job) {
+				now := metav1.NewTime(start.Add(32 * time.Second))
+				l.Status.Active, l.Status.Failed = 0, 3
+				l.Status.Conditions = []batchv1.JobCondition{
+					{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+					{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+				}
+			})
+		},
+		wantRestart: true, wantLimit: 0,
+	}, {
+		name: "launcher failed for good before the disruption: the outcome stands",
+		before: func(f *fixture, start time.Time) {
+			f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodFailed
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "launcher",
+					State: corev1.ContainerState{Terminated: exited(1, start.Add(20*time.Second))}}}
+			})
+			f.updateLauncher(t, func(l *batchv1.Job) {
+				now := metav1.NewTime(start.Add(20 * time.Second))
+				l.Status.Active, l.Status.Failed = 0, 3
+				l.Status.Conditions = []batchv1.JobCondition{
+					{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+					{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
+				}
+			})
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, job, start := runningJob(t, 2)
+			old := f.launcher(t)
+			tc.before(f, start)
+			f.updatePod(t, "pi-worker-1", disrupt(start.Add(30*time.Second)))
+			f.reconcile(t, job)
+
+			got, l := f.job(t, job), f.launcher(t)
+			if !tc.wantRestart {
+				if l.UID != old.UID || isTrue(&got.Status, kubeflow.JobRestarting) || !isTrue(&got.Status, kubeflow.JobFailed) {
+					t.Fatalf("restarted: launcher %s (was %s), conditions %+v", l.UID, old.UID, got.Status.Conditions)
+				}
+				return
+			}
+			if l.UID == old.UID {
+				t.Fatal("launcher Job not replaced")
+			}
+			if ptr.Deref(l.Spec.BackoffLimit, -1) != tc.wantLimit {
+				t.Errorf("new launcher backoffLimit %d, want %d", ptr.Deref(l.Spec.BackoffLimit, -1), tc.wantLimit)
+			}
+			c := getCondition(&got.Status, kubeflow.JobRestarting)
+			if c == nil || c.Status != corev1.ConditionTrue || c.Reason != ReasonRestarting || !strings.Contains(c.Message, "pi-worker-1") {
+				t.Errorf("Restarting condition: %+v", c)
+			}
+			if isTrue(&got.Status, kubeflow.JobRunning) || isFinished(&got.Status) {
+				t.Errorf("conditions after restart: %+v", got.Status.Conditions)
+			}
+			if ev := f.drainEvents(); len(ev) != 1 || !strings.Contains(ev[0], ReasonRestarting) {
+				t.Errorf("events: %q", ev)
+			}
+			if f.writes["delete Job"] != 1 || f.writes["create Job"] != 1 || f.writes["status MPIJob"] != 1 {
+				t.Errorf("writes: %v", f.writes)
+			}
+		})
+	}
+}
+
+func TestRestartEndsWhenTheNewAttemptRuns(t *testing.T) {
+	f, job, start := runningJob(t, 2)
+	f.updatePod(t, "pi-worker-1", disrupt(start.Add(30*time.Second)))
+	f.clock.SetTime(start.Add(2 * time.Minute))
+	f.reconcile(t, job)
+	f.drainEvents()
+
+	// A reconcile on the same cache neither restarts again nor writes.
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if len(f.writes) != 0 {
+		t.Fatalf("second reconcile wrote %v", f.writes)
+	}
+
+	// The disrupted worker is replaced, the new launcher starts: Running
+	// again, and no further restart although the old worker's disruption
+	// is still on record.
+	f.updatePod(t, "pi-worker-1", func(p *corev1.Pod) { p.Status.Conditions = nil })
+	l := f.launcher(t)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "pi-launcher-fghij", Namespace: "ns", UID: types.UID("launcher-pod-2"),
+		Labels:          l.Spec.Template.Labels,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(l, batchv1.SchemeGroupVersion.WithKind("Job"))},
+	}}
+	if err := f.client.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	f.updatePod(t, pod.Name, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
+	f.updateLauncher(t, func(l *batchv1.Job) {
+		l.Status.StartTime = ptr.To(metav1.NewTime(start.Add(3 * time.Minute)))
+		l.Status.Active = 1
+	})
+	f.clock.SetTime(start.Add(3 * time.Minute))
+	f.writes = calls{}
+	f.reconcile(t, job)
+	got := f.job(t, job)
+	if !isTrue(&got.Status, kubeflow.JobRunning) || getCondition(&got.Status, kubeflow.JobRestarting).Status != corev1.ConditionFalse {
+		t.Errorf("conditions: %+v", got.Status.Conditions)
+	}
+	if f.writes["delete Job"] != 0 || f.writes["create Job"] != 0 {
+		t.Errorf("restarted again: %v", f.writes)
+	}
+}
+
+func TestDisruptionBeforeTheLauncherStartedOnlyReplacesTheWorker(t *testing.T) {
+	f, job, start := runningJob(t, 2)
+	old := f.launcher(t)
+	f.updatePod(t, "pi-worker-1", disrupt(start.Add(-time.Second)))
+	f.reconcile(t, job)
+	if l := f.launcher(t); l.UID != old.UID || f.writes["delete Job"] != 0 {
+		t.Errorf("launcher restarted for a disruption older than it: writes %v", f.writes)
+	}
+}
