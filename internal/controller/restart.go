@@ -65,8 +65,8 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 // defaultBackoffLimit is the Job API's default.
 const defaultBackoffLimit = 6
 
-// firstDisruptionSince returns a worker that the infrastructure took away
-// after since, and when. Disruptions from before the current launcher
+// firstDisruptionSince returns a worker that the infrastructure (or
+// someone deleting it) took away after since, and when. Disruptions from before the current launcher
 // started are already repaired by replacing the worker; restarting for
 // them again would loop.
 func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time) (*corev1.Pod, time.Time) {
@@ -77,6 +77,11 @@ func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time)
 			continue
 		}
 		at, ok := disruptedAt(p)
+		if !ok && isTerminating(p) && !isPodFinished(p) {
+			// Deleted, by a drain without eviction or by hand: not the
+			// program's failure either.
+			at, ok = deletionRequested(p), true
+		}
 		if !ok && policy == kubeflow.RestartPolicyExitCode && p.Status.Phase == corev1.PodFailed && isRetryableExit(p) {
 			at, ok = lastTermination(p), true
 		}
@@ -99,9 +104,19 @@ func disruptedAt(pod *corev1.Pod) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// deletionRequested is when the Pod's deletion was asked for: its
+// deletionTimestamp is that moment plus the grace period.
+func deletionRequested(pod *corev1.Pod) time.Time {
+	grace := time.Duration(ptr.Deref(pod.DeletionGracePeriodSeconds, 0)) * time.Second
+	return pod.DeletionTimestamp.Add(-grace)
+}
+
 func disruption(pod *corev1.Pod) string {
 	if c := findPodCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue {
 		return c.Reason
+	}
+	if isTerminating(pod) && !isPodFinished(pod) {
+		return "deleted"
 	}
 	if pod.Status.Reason != "" {
 		return pod.Status.Reason

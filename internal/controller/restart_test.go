@@ -253,3 +253,46 @@ func TestDisruptionBeforeTheLauncherStartedOnlyReplacesTheWorker(t *testing.T) {
 		t.Errorf("launcher restarted for a disruption older than it: writes %v", f.writes)
 	}
 }
+
+func TestFirstDisruptionSince(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	kubeflow.SetDefaults(job)
+	worker := func(mutate func(*corev1.Pod)) *children {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pi-worker-0", CreationTimestamp: metav1.NewTime(start.Add(-time.Minute))},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		mutate(p)
+		return &children{workers: map[int]*corev1.Pod{0: p}}
+	}
+	cases := map[string]struct {
+		kids *children
+		want time.Time
+	}{
+		"running": {kids: worker(func(*corev1.Pod) {})},
+		"preempted after the launcher started": {
+			kids: worker(disrupt(start.Add(5 * time.Second))), want: start.Add(5 * time.Second),
+		},
+		"preempted before": {kids: worker(disrupt(start.Add(-5 * time.Second)))},
+		"deleted by someone, 30 s grace": {
+			kids: worker(func(p *corev1.Pod) {
+				p.DeletionTimestamp = ptr.To(metav1.NewTime(start.Add(40 * time.Second)))
+				p.DeletionGracePeriodSeconds = ptr.To[int64](30)
+			}),
+			want: start.Add(10 * time.Second),
+		},
+		"failed worker deleted by the controller": {
+			kids: worker(func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodFailed
+				p.DeletionTimestamp = ptr.To(metav1.NewTime(start.Add(40 * time.Second)))
+			}),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod, at := firstDisruptionSince(job, tc.kids, start)
+			if tc.want.IsZero() != (pod == nil) || !at.Equal(tc.want) {
+				t.Errorf("got %v at %v, want %v", pod != nil, at, tc.want)
+			}
+		})
+	}
+}

@@ -139,39 +139,47 @@ func TestProgramFailingWithPermanentExitCodeFailsAtOnce(t *testing.T) {
 	}
 }
 
-// TestEvictedWorkerRestartsTheJob: a worker evicted while the ranks run
-// ends that attempt; the job restarts as a whole on a replacement worker
-// and succeeds, although backoffLimit 0 allows the program no failure:
-// losing a worker is not the program's fault.
-func TestEvictedWorkerRestartsTheJob(t *testing.T) {
-	t.Parallel()
-	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "sh", "-c", "sleep 15; exec /opt/mpi/ranks")
-	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](0)
-	create(t, job)
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
-		got := &kubeflow.MPIJob{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
-			return false, nil
-		}
-		return isTrue(got, kubeflow.JobRunning), nil
-	})
-	if err != nil {
-		t.Fatalf("job never ran: %v", err)
-	}
-	time.Sleep(3 * time.Second) // the ranks are sleeping now
-	victim := workerNames(job, 2)[1]
-	err = clientset.PolicyV1().Evictions(job.Namespace).Evict(context.Background(), &policyv1.Eviction{
-		ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: job.Namespace},
-	})
-	if err != nil {
-		t.Fatalf("evicting %s: %v", victim, err)
-	}
-	expectRanksOn(t, job, workerNames(job, 2)...)
-	got := &kubeflow.MPIJob{}
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
-		t.Fatal(err)
-	}
-	if c := condition(got, kubeflow.JobRestarting); c.Type == "" {
-		t.Errorf("no restart on record: %+v", got.Status.Conditions)
+// TestLostWorkerRestartsTheJob: a worker evicted, or deleted, while the
+// ranks run ends that attempt; the job restarts as a whole on a
+// replacement worker and succeeds, although backoffLimit 0 allows the
+// program no failure: losing a worker is not the program's fault.
+func TestLostWorkerRestartsTheJob(t *testing.T) {
+	for name, lose := range map[string]func(ctx context.Context, ns, pod string) error{
+		"evicted": func(ctx context.Context, ns, pod string) error {
+			return clientset.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: ns}})
+		},
+		"deleted": func(ctx context.Context, ns, pod string) error {
+			return clientset.CoreV1().Pods(ns).Delete(ctx, pod, metav1.DeleteOptions{})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "sh", "-c", "sleep 15; exec /opt/mpi/ranks")
+			job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](0)
+			create(t, job)
+			err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
+				got := &kubeflow.MPIJob{}
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+					return false, nil
+				}
+				return isTrue(got, kubeflow.JobRunning), nil
+			})
+			if err != nil {
+				t.Fatalf("job never ran: %v", err)
+			}
+			time.Sleep(3 * time.Second) // the ranks are sleeping now
+			victim := workerNames(job, 2)[1]
+			if err := lose(context.Background(), job.Namespace, victim); err != nil {
+				t.Fatalf("losing %s: %v", victim, err)
+			}
+			expectRanksOn(t, job, workerNames(job, 2)...)
+			got := &kubeflow.MPIJob{}
+			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+				t.Fatal(err)
+			}
+			if c := condition(got, kubeflow.JobRestarting); c.Type == "" {
+				t.Errorf("no restart on record: %+v", got.Status.Conditions)
+			}
+		})
 	}
 }
