@@ -44,6 +44,8 @@ type Reconciler struct {
 	// replaced holds, per job, the launcher Job a restart deleted (see
 	// restart.go).
 	replaced gosync.Map
+	// cool spaces out the reconciles that Pod events cause (cooldown.go).
+	cool cooldown
 }
 
 // state is the state of one reconcile: the defaulted job and the status
@@ -99,6 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.discoverPace.forget(req.String())
 			r.writtenOver.Delete(req.String())
 			r.replaced.Delete(req.String())
+			r.cool.forget(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting MPIJob: %w", err)
@@ -106,6 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !job.IsManagedByUs() || job.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
+	defer func() { r.cool.done(req.String(), r.Clock.Now(), job.Workers()) }()
 	if rv, ok := r.writtenOver.Load(jobKey(job)); ok {
 		if rv == job.ResourceVersion {
 			log.V(4).Info("Waiting for the cache to observe this controller's status write")

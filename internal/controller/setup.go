@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -73,19 +74,32 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&corev1.Service{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
-		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations}).
+		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.cool, clock: r.Clock}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(r)
 }
 
-// podHandler enqueues a worker Pod's MPIJob and tells the expectations what
-// the cache now shows. A Pod that starts terminating counts as deleted: its
-// name stays taken until it is gone, but the deletion was seen.
+// podHandler enqueues a worker Pod's MPIJob, once the job's cooldown is
+// over, and tells the expectations what the cache now shows. A Pod that
+// starts terminating counts as deleted: its name stays taken until it is
+// gone, but the deletion was seen.
 type podHandler struct {
 	expectations *Expectations
+	cool         *cooldown
+	clock        clock.PassiveClock
 }
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// enqueue adds req now, or once the job's cooldown is over; the queue
+// keeps one entry per job, so the events meanwhile share a reconcile.
+func (h *podHandler) enqueue(q queue, req reconcile.Request) {
+	if d := h.cool.wait(req.String(), h.clock.Now()); d > 0 {
+		q.AddAfter(req, d)
+		return
+	}
+	q.Add(req)
+}
 
 func (h *podHandler) Create(_ context.Context, e event.TypedCreateEvent[client.Object], q queue) {
 	if req, ok := ownerRequest(e.Object); ok {
@@ -93,7 +107,7 @@ func (h *podHandler) Create(_ context.Context, e event.TypedCreateEvent[client.O
 		if e.Object.GetDeletionTimestamp() != nil {
 			h.expectations.DeletionObserved(req.String(), e.Object.GetName())
 		}
-		q.Add(req)
+		h.enqueue(q, req)
 	}
 }
 
@@ -102,20 +116,20 @@ func (h *podHandler) Update(_ context.Context, e event.TypedUpdateEvent[client.O
 		if e.ObjectNew.GetDeletionTimestamp() != nil {
 			h.expectations.DeletionObserved(req.String(), e.ObjectNew.GetName())
 		}
-		q.Add(req)
+		h.enqueue(q, req)
 	}
 }
 
 func (h *podHandler) Delete(_ context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
 	if req, ok := ownerRequest(e.Object); ok {
 		h.expectations.DeletionObserved(req.String(), e.Object.GetName())
-		q.Add(req)
+		h.enqueue(q, req)
 	}
 }
 
 func (h *podHandler) Generic(_ context.Context, e event.TypedGenericEvent[client.Object], q queue) {
 	if req, ok := ownerRequest(e.Object); ok {
-		q.Add(req)
+		h.enqueue(q, req)
 	}
 }
 

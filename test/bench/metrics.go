@@ -27,13 +27,26 @@ func readMetrics(ctx context.Context, fn func(line string)) error {
 	return sc.Err()
 }
 
-// operatorCPU is the CPU time the operator has used so far, in seconds.
-func operatorCPU(ctx context.Context) (float64, error) {
-	var cpu float64
+// usage is what the operator has spent so far: CPU seconds, and
+// reconciles of MPIJobs (whatever their result).
+type usage struct{ cpu, reconciles float64 }
+
+func (u usage) minus(v usage) usage { return usage{u.cpu - v.cpu, u.reconciles - v.reconciles} }
+
+func operatorUsage(ctx context.Context) (usage, error) {
+	var u usage
 	err := readMetrics(ctx, func(line string) {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "process_cpu_seconds_total" {
-			cpu, _ = strconv.ParseFloat(f[1], 64)
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			return
+		}
+		v, _ := strconv.ParseFloat(f[1], 64)
+		switch {
+		case f[0] == "process_cpu_seconds_total":
+			u.cpu = v
+		case strings.HasPrefix(f[0], "controller_runtime_reconcile_total{") && strings.Contains(f[0], `controller="mpijob"`):
+			u.reconciles += v
 		}
 	})
-	return cpu, err
+	return u, err
 }

@@ -131,17 +131,26 @@ func (r *report) requests(all []startupResult) {
 	row("**all writes**", func(res startupResult) float64 { return res.Requests.writes() })
 	row("**writes − N** (target ≤ 8)", func(res startupResult) float64 { return res.Requests.writes() - float64(res.Workers) })
 	row("**status writes**", func(res startupResult) float64 { return res.Requests.statusWrites() })
-	r.printf("\nThe operator's CPU time per job, creation to Succeeded (medians)\n\n| N |")
+	r.printf("\nThe operator's CPU time and reconciles per job, creation to Succeeded (medians)\n\n| N |")
 	for _, n := range sizes {
 		r.printf(" %d |", n)
 	}
-	r.printf("\n| --- |%s\n| CPU seconds |", strings.Repeat(" --- |", len(sizes)))
-	for _, n := range sizes {
-		var vs []float64
-		for _, res := range runsOf(all, n) {
-			vs = append(vs, res.CPUSeconds)
+	r.printf("\n| --- |%s", strings.Repeat(" --- |", len(sizes)))
+	for _, m := range []struct {
+		name, format string
+		of           func(startupResult) float64
+	}{
+		{"CPU seconds", " %.2f |", func(res startupResult) float64 { return res.CPUSeconds }},
+		{"reconciles", " %.0f |", func(res startupResult) float64 { return res.Reconciles }},
+	} {
+		r.printf("\n| %s |", m.name)
+		for _, n := range sizes {
+			var vs []float64
+			for _, res := range runsOf(all, n) {
+				vs = append(vs, m.of(res))
+			}
+			r.printf(m.format, medianOf(vs))
 		}
-		r.printf(" %.2f |", medianOf(vs))
 	}
 	r.printf("\n")
 }

@@ -34,6 +34,7 @@ type startupResult struct {
 	// Succeeded.
 	Requests   requestCounts `json:"requests"`
 	CPUSeconds float64       `json:"operatorCPUSeconds"`
+	Reconciles float64       `json:"reconciles"`
 }
 
 // podTimes records, from a watch, when each Pod of a namespace was first
@@ -112,7 +113,7 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	if err != nil {
 		return startupResult{}, err
 	}
-	cpu, err := operatorCPU(ctx)
+	before, err := operatorUsage(ctx)
 	if err != nil {
 		return startupResult{}, fmt.Errorf("operator metrics: %w", err)
 	}
@@ -155,10 +156,12 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	if res.Requests, err = e.audit.count(from, ns); err != nil {
 		return res, err
 	}
-	if res.CPUSeconds, err = operatorCPU(ctx); err != nil {
+	after, err := operatorUsage(ctx)
+	if err != nil {
 		return res, err
 	}
-	res.CPUSeconds -= cpu
+	spent := after.minus(before)
+	res.CPUSeconds, res.Reconciles = spent.cpu, spent.reconciles
 	return res, dropNamespace(ctx, e.cs, ns)
 }
 
