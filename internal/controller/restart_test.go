@@ -9,7 +9,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -32,21 +31,7 @@ func runningJob(t *testing.T, limit int32) (*fixture, *kubeflow.MPIJob, time.Tim
 		f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, i))
 		f.updatePod(t, builder.WorkerName(job, i), func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
 	}
-	l := f.launcher(t)
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Name: "pi-launcher-abcde", Namespace: "ns", UID: "launcher-pod-1",
-		CreationTimestamp: metav1.NewTime(start),
-		Labels:            l.Spec.Template.Labels,
-		OwnerReferences:   []metav1.OwnerReference{*metav1.NewControllerRef(l, batchv1.SchemeGroupVersion.WithKind("Job"))},
-	}}
-	if err := f.client.Create(context.Background(), pod); err != nil {
-		t.Fatal(err)
-	}
-	f.updatePod(t, pod.Name, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
-	f.updateLauncher(t, func(l *batchv1.Job) {
-		l.Status.StartTime = ptr.To(metav1.NewTime(start))
-		l.Status.Active = 1
-	})
+	f.startLauncher(t, "pi-launcher-abcde", start)
 	f.clock.SetTime(start.Add(time.Minute))
 	f.reconcile(t, job)
 	if got := f.job(t, job); !isTrue(&got.Status, kubeflow.JobRunning) {
@@ -55,6 +40,26 @@ func runningJob(t *testing.T, limit int32) (*fixture, *kubeflow.MPIJob, time.Tim
 	f.drainEvents()
 	f.writes = calls{}
 	return f, job, start
+}
+
+// startLauncher plays the Job controller and the kubelet: the launcher
+// Job has a running Pod of the given name, and started at start.
+func (f *fixture) startLauncher(t *testing.T, name string, start time.Time) {
+	t.Helper()
+	l := f.launcher(t)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Namespace: "ns", CreationTimestamp: metav1.NewTime(start),
+		Labels:          l.Spec.Template.Labels,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(l, batchv1.SchemeGroupVersion.WithKind("Job"))},
+	}}
+	if err := f.client.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	f.updatePod(t, name, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
+	f.updateLauncher(t, func(l *batchv1.Job) {
+		l.Status.StartTime = ptr.To(metav1.NewTime(start))
+		l.Status.Active = 1
+	})
 }
 
 func (f *fixture) updatePod(t *testing.T, name string, mutate func(*corev1.Pod)) {
@@ -218,20 +223,7 @@ func TestRestartEndsWhenTheNewAttemptRuns(t *testing.T) {
 	// again, and no further restart although the old worker's disruption
 	// is still on record.
 	f.updatePod(t, "pi-worker-1", func(p *corev1.Pod) { p.Status.Conditions = nil })
-	l := f.launcher(t)
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Name: "pi-launcher-fghij", Namespace: "ns", UID: types.UID("launcher-pod-2"),
-		Labels:          l.Spec.Template.Labels,
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(l, batchv1.SchemeGroupVersion.WithKind("Job"))},
-	}}
-	if err := f.client.Create(context.Background(), pod); err != nil {
-		t.Fatal(err)
-	}
-	f.updatePod(t, pod.Name, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
-	f.updateLauncher(t, func(l *batchv1.Job) {
-		l.Status.StartTime = ptr.To(metav1.NewTime(start.Add(3 * time.Minute)))
-		l.Status.Active = 1
-	})
+	f.startLauncher(t, "pi-launcher-fghij", start.Add(3*time.Minute))
 	f.clock.SetTime(start.Add(3 * time.Minute))
 	f.writes = calls{}
 	f.reconcile(t, job)
