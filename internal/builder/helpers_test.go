@@ -77,8 +77,8 @@ func sshVolume(name string, mode int32) corev1.Volume {
 			SecretName:  name + "-ssh",
 			DefaultMode: ptr.To(mode),
 			Items: []corev1.KeyToPath{
-				{Key: "ssh-privatekey", Path: "id_ed25519"},
-				{Key: "ssh-publickey", Path: "id_ed25519.pub"},
+				{Key: "ssh-privatekey", Path: "id_rsa"},
+				{Key: "ssh-publickey", Path: "id_rsa.pub"},
 				{Key: "ssh-publickey", Path: "authorized_keys"},
 			},
 		}},

@@ -25,14 +25,16 @@ const (
 
 // Where the ConfigMap is mounted, and its keys.
 const (
-	ConfigMountPath    = "/etc/mpi"
-	HostfileKey        = "hostfile"
-	DiscoverHostsKey   = "discover_hosts.sh"
-	HostfilePath       = ConfigMountPath + "/" + HostfileKey
-	sshVolumeName      = "ssh-auth"
-	configVolumeName   = "mpi-job-config"
-	sshPrivateKeyFile  = "id_ed25519"
-	sshPublicKeyFile   = "id_ed25519.pub"
+	ConfigMountPath  = "/etc/mpi"
+	HostfileKey      = "hostfile"
+	DiscoverHostsKey = "discover_hosts.sh"
+	HostfilePath     = ConfigMountPath + "/" + HostfileKey
+	sshVolumeName    = "ssh-auth"
+	configVolumeName = "mpi-job-config"
+	// Upstream's file names: its images point sshd's HostKey at id_rsa.
+	// The key in it is ed25519; ssh and sshd read the type from the file.
+	sshPrivateKeyFile  = "id_rsa"
+	sshPublicKeyFile   = "id_rsa.pub"
 	sshAuthorizedFile  = "authorized_keys"
 	defaultSSHDCommand = "/usr/sbin/sshd"
 )
