@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"maps"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -13,7 +15,11 @@ import (
 // for its workers).
 func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job {
 	labels := RoleLabels(job, RoleLauncher)
-	t := podTemplate(job, kubeflow.MPIReplicaTypeLauncher, labels)
+	podLabels := maps.Clone(labels)
+	if rankOffset(job) == 1 {
+		podLabels[kubeflow.LabelReplicaIndex] = "0"
+	}
+	t := podTemplate(job, kubeflow.MPIReplicaTypeLauncher, podLabels)
 	spec := &t.Spec
 	placeUnderService(job, spec, LauncherName(job), opts)
 	noTokenByDefault(spec)

@@ -81,10 +81,11 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=get;update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
+// patch on the other children adopts those upstream's operator made.
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // Leader election reports its transitions as core/v1 Events.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

@@ -3,7 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"golang.org/x/time/rate"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,10 +53,39 @@ func CacheOptions(namespaces []string) cache.Options {
 	return opts
 }
 
+// SetupOptions tune the controller's work queue.
+type SetupOptions struct {
+	// Concurrency is how many MPIJobs are reconciled at once.
+	Concurrency int
+	// QueueQPS and QueueBurst bound, over all jobs, how fast failed
+	// reconciles are retried (upstream's --controller-queue-rate-limit
+	// and --controller-queue-burst); zero means controller-runtime's
+	// defaults.
+	QueueQPS   float64
+	QueueBurst int
+}
+
+// rateLimiter is controller-runtime's default limiter with the overall
+// bucket sized by the options: per job, retries back off from 5 ms to
+// 1000 s.
+func (o SetupOptions) rateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	qps, burst := o.QueueQPS, o.QueueBurst
+	if qps <= 0 {
+		qps = 10
+	}
+	if burst <= 0 {
+		burst = 100
+	}
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 1000*time.Second),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(qps), burst)},
+	)
+}
+
 // SetupWithManager registers the controller: MPIJobs managed by us, their
 // launcher Jobs and worker Pods, and the deletion of their other children
 // (which the controller then makes again).
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podsByJobRole, podJobRole); err != nil {
 		return fmt.Errorf("indexing Pods by job and role: %w", err)
 	}
@@ -75,7 +106,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
 		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.cool, clock: r.Clock}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.Concurrency, RateLimiter: o.rateLimiter()}).
 		Complete(r)
 }
 
