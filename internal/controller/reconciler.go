@@ -103,6 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.writtenOver.Delete(req.String())
 			r.replaced.Delete(req.String())
 			r.cool.forget(req.String())
+			forgetMetrics(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting MPIJob: %w", err)
