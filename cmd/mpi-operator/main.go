@@ -155,6 +155,9 @@ func run(o options, up *upstreamFlags) error {
 	if err := r.SetupWithManager(mgr, setup); err != nil {
 		return fmt.Errorf("setting up controller: %w", err)
 	}
+	if err := mgr.Add(controller.LeaderGauge()); err != nil {
+		return fmt.Errorf("adding leader gauge: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
@@ -43,6 +44,10 @@ func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job 
 			Suspend:          &suspend,
 			Template:         t,
 			PodFailurePolicy: launcherFailurePolicy(policy, spec.RestartPolicy),
+			// A replacement launcher Pod only once the old one is gone:
+			// two mpirun of one job at once would fight over the workers
+			// (kubernetes#115844; upstream sets it too).
+			PodReplacementPolicy: ptr.To(batchv1.Failed),
 		},
 	}
 }

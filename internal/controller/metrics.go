@@ -1,14 +1,27 @@
 package controller
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
 )
+
+// LeaderGauge is a runnable for the manager: it runs only on the elected
+// leader, and the gauge says so while it does.
+func LeaderGauge() manager.Runnable {
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		isLeader.Set(1)
+		<-ctx.Done()
+		isLeader.Set(0)
+		return nil
+	})
+}
 
 // forgetMetrics drops the series of a job that no longer exists.
 func forgetMetrics(namespace, name string) {
@@ -35,6 +48,10 @@ var (
 	jobInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mpi_operator_job_info", Help: "Information about MPIJob: 1 per job, by launcher name and namespace.",
 	}, []string{"launcher", "namespace"})
+	// isLeader is upstream's: 1 while this replica holds the lease.
+	isLeader = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mpi_operator_is_leader", Help: "1 while this replica is the leader of the mpi-operator replicas.",
+	})
 	startupLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "mpi_operator_job_startup_seconds",
 		Help:    "Time from an MPIJob's creation (or resume) until it is Running.",
@@ -43,7 +60,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(jobsCreated, jobsSucceeded, jobsFailed, jobsRestarted, jobInfo, startupLatency)
+	metrics.Registry.MustRegister(jobsCreated, jobsSucceeded, jobsFailed, jobsRestarted, jobInfo, isLeader, startupLatency)
 }
 
 // recordTransition counts one transition that was just written.
