@@ -21,6 +21,7 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
 	"github.com/mpi-operator/mpi-operator/internal/controller"
+	"github.com/mpi-operator/mpi-operator/internal/gang"
 )
 
 type options struct {
@@ -33,6 +34,7 @@ type options struct {
 	burst                             int
 	concurrency                       int
 	createParallelism                 int
+	gangScheduling                    string
 }
 
 func main() {
@@ -57,6 +59,7 @@ func main() {
 	// default priority-and-fairness queues (429s, retried after 1 s) in
 	// make bench; 150 did not, and was as fast.
 	flag.IntVar(&o.createParallelism, "create-parallelism", 150, "Pod creations in flight for one MPIJob.")
+	flag.StringVar(&o.gangScheduling, "gang-scheduling", "", gang.FlagUsage)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -72,6 +75,10 @@ func run(o options) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(kubeflow.AddToScheme(scheme))
+	gangScheduler, err := gang.New(o.gangScheduling, scheme)
+	if err != nil {
+		return err
+	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -87,7 +94,7 @@ func run(o options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controller.CacheOptions(namespaces),
+		Cache:                   controller.CacheOptions(namespaces, gang.Kinds(gangScheduler)...),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
@@ -109,6 +116,7 @@ func run(o options) error {
 		Expectations:      controller.NewExpectations(clock.RealClock{}),
 		Options:           builder.Options{ClusterDomain: o.clusterDomain},
 		CreateParallelism: o.createParallelism,
+		Gang:              gangScheduler,
 	}
 	if err := r.SetupWithManager(mgr, o.concurrency); err != nil {
 		return fmt.Errorf("setting up controller: %w", err)
