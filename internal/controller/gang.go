@@ -25,46 +25,46 @@ import (
 // Volcano's and scheduler-plugins' minResources. update is used on
 // Volcano and scheduler-plugins PodGroups (their spec follows the job)
 // and on the Workload API's objects only for labels (their spec is
-// immutable: a change recreates them).
+// immutable).
 // +kubebuilder:rbac:groups=scheduling.volcano.sh,resources=podgroups,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=workloads;podgroups,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
 
 // reconcileGang makes the job's group objects, before its Pods exist, and
-// keeps them as the job wants them (a scale changes the gang's size).
-func (r *Reconciler) reconcileGang(ctx context.Context, job *kubeflow.MPIJob) error {
+// keeps them as the job wants them (a scale changes the gang's size). It
+// reports false while a group object of an earlier attempt is still being
+// deleted (Kubernetes' PodGroup waits for the Pods that name it): Pods
+// made now would join a group about to vanish. Its deletion brings the job
+// back here.
+func (r *Reconciler) reconcileGang(ctx context.Context, job *kubeflow.MPIJob) (bool, error) {
 	if r.Gang == nil {
-		return nil
+		return true, nil
 	}
 	for _, want := range r.Gang.Groups(job, r.priorities(ctx)) {
 		have, ok := want.DeepCopyObject().(client.Object)
 		if !ok {
-			return fmt.Errorf("copying %T", want)
+			return false, fmt.Errorf("copying %T", want)
 		}
 		found, err := r.getOwned(ctx, job, want.GetName(), have)
-		if err != nil {
-			return err
-		}
-		if !found {
+		switch {
+		case err != nil:
+			return false, err
+		case !found:
 			if err := r.create(ctx, job, want); err != nil {
-				return err
+				return false, err
 			}
-			continue
-		}
-		switch r.Gang.Merge(have, want) {
-		case gang.Update:
-			if err := r.Client.Update(ctx, have); err != nil {
-				return fmt.Errorf("updating %T %s: %w", have, have.GetName(), err)
-			}
-		case gang.Recreate:
-			// Its deletion brings the job back here, to make it anew.
-			ctrl.LoggerFrom(ctx).V(2).Info("Recreating gang object: its spec cannot change",
+		case have.GetDeletionTimestamp() != nil:
+			ctrl.LoggerFrom(ctx).V(2).Info("Waiting for the gang's old group object to be deleted",
 				"mpijob", klog.KObj(job), "kind", fmt.Sprintf("%T", have))
-			return r.deleteGroup(ctx, have)
+			return false, nil
+		case r.Gang.Merge(have, want):
+			if err := r.Client.Update(ctx, have); err != nil {
+				return false, fmt.Errorf("updating %T %s: %w", have, have.GetName(), err)
+			}
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // deleteGroups deletes the job's group objects, as upstream does when the

@@ -194,7 +194,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if err := r.ensureConfigMap(ctx, s, kids); err != nil {
 		return err
 	}
-	if err := r.reconcileGang(ctx, s.job); err != nil {
+	if formed, err := r.reconcileGang(ctx, s.job); !formed || err != nil {
 		return err
 	}
 	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {

@@ -26,19 +26,6 @@ const FlagUsage = `Gang scheduling: "" (off), "volcano" (Volcano PodGroups), "ku
 	`of a scheduler-plugins scheduler ("scheduler-plugins" or any other name; scheduler-plugins ` +
 	`PodGroups, Pods get that schedulerName), as the Kubeflow MPI Operator does.`
 
-// Change is what bringing an existing group object to the desired one takes.
-type Change int
-
-const (
-	// Unchanged: the object is as desired.
-	Unchanged Change = iota
-	// Update: the existing object was changed in memory; write it.
-	Update
-	// Recreate: the API server does not let the object change; delete it
-	// and create the desired one.
-	Recreate
-)
-
 // Priorities returns the value of the PriorityClass of that name, and
 // false if there is none. It is the only cluster state the builders read.
 type Priorities func(name string) (int32, bool)
@@ -59,8 +46,8 @@ type Scheduler interface {
 	// launcher's) a member of the job's group.
 	Decorate(tmpl *corev1.PodTemplateSpec, job *kubeflow.MPIJob)
 	// Merge brings existing to desired (same kind and name) in memory, as
-	// far as the API lets it, and says what that takes.
-	Merge(existing, desired client.Object) Change
+	// far as the API lets it change, and reports whether it changed it.
+	Merge(existing, desired client.Object) bool
 }
 
 // New returns the Scheduler that --gang-scheduling=name asks for, nil when

@@ -302,16 +302,16 @@ func TestMerge(t *testing.T) {
 		s           Scheduler
 		have, want  *kubeflow.MPIJob
 		stripLabels bool
-		change      Change
+		update      bool
 	}{
-		"volcano: same":                      {s: volcano{}, have: small, want: small, change: Unchanged},
-		"volcano: scaled":                    {s: volcano{}, have: small, want: large, change: Update},
-		"volcano: labels missing":            {s: volcano{}, have: small, want: small, stripLabels: true, change: Update},
-		"scheduler-plugins: same":            {s: schedulerPlugins{}, have: small, want: small, change: Unchanged},
-		"scheduler-plugins: scaled":          {s: schedulerPlugins{}, have: small, want: large, change: Update},
-		"kubernetes: same":                   {s: native{}, have: small, want: small, change: Unchanged},
-		"kubernetes: scaled, spec immutable": {s: native{}, have: small, want: large, change: Recreate},
-		"kubernetes: labels missing":         {s: native{}, have: small, want: small, stripLabels: true, change: Update},
+		"volcano: same":                        {s: volcano{}, have: small, want: small},
+		"volcano: scaled":                      {s: volcano{}, have: small, want: large, update: true},
+		"volcano: labels missing":              {s: volcano{}, have: small, want: small, stripLabels: true, update: true},
+		"scheduler-plugins: same":              {s: schedulerPlugins{}, have: small, want: small},
+		"scheduler-plugins: scaled":            {s: schedulerPlugins{}, have: small, want: large, update: true},
+		"kubernetes: same":                     {s: native{}, have: small, want: small},
+		"kubernetes: scaled, the spec is kept": {s: native{}, have: small, want: large},
+		"kubernetes: labels missing":           {s: native{}, have: small, want: small, stripLabels: true, update: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -320,13 +320,18 @@ func TestMerge(t *testing.T) {
 				if tc.stripLabels {
 					haves[i].SetLabels(nil)
 				}
-				if got := tc.s.Merge(haves[i], wants[i]); got != tc.change {
-					t.Fatalf("Merge(%T) = %v, want %v", haves[i], got, tc.change)
+				before := haves[i].DeepCopyObject()
+				if got := tc.s.Merge(haves[i], wants[i]); got != tc.update {
+					t.Fatalf("Merge(%T) = %t, want %t", haves[i], got, tc.update)
 				}
-				if tc.change == Update {
-					if got := tc.s.Merge(haves[i], wants[i]); got != Unchanged {
-						t.Errorf("after Merge, Merge(%T) = %v, want Unchanged", haves[i], got)
+				if !tc.update {
+					if diff := cmp.Diff(before, haves[i]); diff != "" {
+						t.Errorf("Merge(%T) changed the object though it reported no change (-before +after):\n%s", haves[i], diff)
 					}
+					continue
+				}
+				if got := tc.s.Merge(haves[i], wants[i]); got {
+					t.Errorf("after Merge, Merge(%T) = true, want false", haves[i])
 				}
 			}
 		})

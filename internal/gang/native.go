@@ -3,7 +3,6 @@ package gang
 import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,35 +70,15 @@ func (native) Decorate(tmpl *corev1.PodTemplateSpec, job *kubeflow.MPIJob) {
 	tmpl.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(GroupName(job))}
 }
 
-// Merge compares the fields Groups sets (the API server fills in others,
-// such as priority). Their specs are immutable: a change, a scale of the
-// job for one, needs the object made anew. The Pods keep naming the
-// PodGroup by name, so they follow the new one.
-func (native) Merge(existing, desired client.Object) Change {
-	same := false
-	switch have := existing.(type) {
-	case *schedulingv1alpha3.Workload:
-		want := desired.(*schedulingv1alpha3.Workload)
-		same = equality.Semantic.DeepEqual(have.Spec.ControllerRef, want.Spec.ControllerRef) &&
-			len(have.Spec.PodGroupTemplates) == 1 &&
-			samePodGroupTemplate(have.Spec.PodGroupTemplates[0], want.Spec.PodGroupTemplates[0])
-	case *schedulingv1alpha3.PodGroup:
-		want := desired.(*schedulingv1alpha3.PodGroup)
-		same = equality.Semantic.DeepEqual(have.Spec.WorkloadRef, want.Spec.WorkloadRef) &&
-			equality.Semantic.DeepEqual(have.Spec.SchedulingPolicy, want.Spec.SchedulingPolicy) &&
-			have.Spec.PriorityClassName == want.Spec.PriorityClassName
+// Merge updates only labels. The specs are immutable, and a PodGroup
+// cannot be made anew while the job runs: the PodGroupProtection finalizer
+// keeps it until no Pod names it. So a running gang keeps the size it
+// was made with (workers added by a scale join the gang that was already
+// scheduled); a suspend and resume makes both objects anew.
+func (native) Merge(existing, desired client.Object) bool {
+	if hasLabels(existing, desired.GetLabels()) {
+		return false
 	}
-	switch {
-	case !same:
-		return Recreate
-	case !hasLabels(existing, desired.GetLabels()):
-		mergeLabels(existing, desired.GetLabels())
-		return Update
-	}
-	return Unchanged
-}
-
-func samePodGroupTemplate(have, want schedulingv1alpha3.PodGroupTemplate) bool {
-	return have.Name == want.Name && have.PriorityClassName == want.PriorityClassName &&
-		equality.Semantic.DeepEqual(have.SchedulingPolicy, want.SchedulingPolicy)
+	mergeLabels(existing, desired.GetLabels())
+	return true
 }

@@ -58,12 +58,12 @@ func (s schedulerPlugins) Decorate(tmpl *corev1.PodTemplateSpec, job *kubeflow.M
 }
 
 // Merge takes the desired spec and labels; the spec can be updated.
-func (schedulerPlugins) Merge(existing, desired client.Object) Change {
+func (schedulerPlugins) Merge(existing, desired client.Object) bool {
 	have, want := existing.(*schedv1alpha1.PodGroup), desired.(*schedv1alpha1.PodGroup)
 	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && hasLabels(have, want.Labels) {
-		return Unchanged
+		return false
 	}
 	have.Spec = want.Spec
 	mergeLabels(have, want.Labels)
-	return Update
+	return true
 }

@@ -51,14 +51,14 @@ func (volcano) Decorate(tmpl *corev1.PodTemplateSpec, job *kubeflow.MPIJob) {
 
 // Merge takes the desired spec and labels; Volcano's PodGroup spec can be
 // updated.
-func (volcano) Merge(existing, desired client.Object) Change {
+func (volcano) Merge(existing, desired client.Object) bool {
 	have, want := existing.(*volcanov1beta1.PodGroup), desired.(*volcanov1beta1.PodGroup)
 	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && hasLabels(have, want.Labels) {
-		return Unchanged
+		return false
 	}
 	have.Spec = want.Spec
 	mergeLabels(have, want.Labels)
-	return Update
+	return true
 }
 
 func hasLabels(obj client.Object, labels map[string]string) bool {
