@@ -36,7 +36,7 @@ func TestVolcanoPodGroupFollowsTheJob(t *testing.T) {
 		t.Helper()
 		eventually(t, fmt.Sprintf("PodGroup minMember %d", want), func(ctx context.Context) (bool, error) {
 			err := k8s.Get(ctx, client.ObjectKeyFromObject(pg), pg)
-			return err == nil && pg.Spec.MinMember == want, fmt.Errorf("minMember %d: %v", pg.Spec.MinMember, err)
+			return err == nil && pg.Spec.MinMember == want, fmt.Errorf("minMember %d: %w", pg.Spec.MinMember, err)
 		})
 	}
 	minMember(3)
@@ -125,7 +125,7 @@ func TestWaitForWorkersReadyGangCanForm(t *testing.T) {
 			}
 			eventually(t, "a gang of the 3 workers", func(ctx context.Context) (bool, error) {
 				n, err := tc.groupSize(ctx, job)
-				return err == nil && n == 3, fmt.Errorf("gang of %d: %v", n, err)
+				return err == nil && n == 3, fmt.Errorf("gang of %d: %w", n, err)
 			})
 			for _, p := range readyWorkers(t, job, 3) {
 				if !tc.inGroup(&corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}) {
@@ -225,7 +225,7 @@ func releasePodGroup(t *testing.T, job *kubeflow.MPIJob) {
 	eventually(t, "the job's Pods gone", func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
 		err := k8s.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{kubeflow.LabelJobName: job.Name})
-		return err == nil && len(pods.Items) == 0, fmt.Errorf("%d Pods: %v", len(pods.Items), err)
+		return err == nil && len(pods.Items) == 0, fmt.Errorf("%d Pods: %w", len(pods.Items), err)
 	})
 	pg := named(&schedulingv1alpha3.PodGroup{}, job, job.Name)
 	eventually(t, "the PodGroup released", func(ctx context.Context) (bool, error) {
