@@ -320,6 +320,9 @@ func TestMerge(t *testing.T) {
 				if tc.stripLabels {
 					haves[i].SetLabels(nil)
 				}
+				if pg, ok := haves[i].(*volcanov1beta1.PodGroup); ok && pg.Spec.Queue == "" {
+					pg.Spec.Queue = "default" // as the API server stores it
+				}
 				before := haves[i].DeepCopyObject()
 				if got := tc.s.Merge(haves[i], wants[i]); got != tc.update {
 					t.Fatalf("Merge(%T) = %t, want %t", haves[i], got, tc.update)

@@ -49,14 +49,23 @@ func (volcano) Decorate(tmpl *corev1.PodTemplateSpec, job *kubeflow.MPIJob) {
 	tmpl.Annotations[volcanov1beta1.KubeGroupNameAnnotationKey] = GroupName(job)
 }
 
+// defaultQueue is the queue Volcano's CRD (and its webhook) gives a
+// PodGroup that names none.
+const defaultQueue = "default"
+
 // Merge takes the desired spec and labels; Volcano's PodGroup spec can be
-// updated.
+// updated. An empty queue is taken as the default one the API server
+// filled in, or every reconcile would write it again.
 func (volcano) Merge(existing, desired client.Object) bool {
 	have, want := existing.(*volcanov1beta1.PodGroup), desired.(*volcanov1beta1.PodGroup)
-	if equality.Semantic.DeepEqual(have.Spec, want.Spec) && hasLabels(have, want.Labels) {
+	spec := want.Spec.DeepCopy()
+	if spec.Queue == "" {
+		spec.Queue = defaultQueue
+	}
+	if equality.Semantic.DeepEqual(have.Spec, *spec) && hasLabels(have, want.Labels) {
 		return false
 	}
-	have.Spec = want.Spec
+	have.Spec = *spec
 	mergeLabels(have, want.Labels)
 	return true
 }
