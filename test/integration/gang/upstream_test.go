@@ -66,10 +66,17 @@ func TestPodGroupsAsUpstream(t *testing.T) {
 		},
 	}
 	modes := map[string]struct {
-		podGroup func() client.Object
+		podGroup  func() client.Object
+		minMember func(client.Object) int32
 	}{
-		gang.Volcano:          {podGroup: func() client.Object { return &volcanov1beta1.PodGroup{} }},
-		gang.SchedulerPlugins: {podGroup: func() client.Object { return &schedv1alpha1.PodGroup{} }},
+		gang.Volcano: {
+			podGroup:  func() client.Object { return &volcanov1beta1.PodGroup{} },
+			minMember: func(o client.Object) int32 { return o.(*volcanov1beta1.PodGroup).Spec.MinMember },
+		},
+		gang.SchedulerPlugins: {
+			podGroup:  func() client.Object { return &schedv1alpha1.PodGroup{} },
+			minMember: func(o client.Object) int32 { return o.(*schedv1alpha1.PodGroup).Spec.MinMember },
+		},
 	}
 	for mode, m := range modes {
 		t.Run(mode, func(t *testing.T) {
@@ -118,6 +125,28 @@ func TestPodGroupsAsUpstream(t *testing.T) {
 					}
 				})
 			}
+			// Where we differ on purpose (upstream #608): with
+			// WaitForWorkersReady upstream's gang counts a launcher that
+			// is only made once the workers run, which they never do
+			// while the gang is incomplete. Ours is the workers.
+			t.Run("WaitForWorkersReady", func(t *testing.T) {
+				theirs := testjob.MakeMPIJob("wait608", upstreamNS).Workers(2).WaitForWorkers().Obj()
+				mine := testjob.MakeMPIJob("wait608", ours[mode]).Workers(2).WaitForWorkers().Obj()
+				for _, j := range []*kubeflow.MPIJob{theirs, mine} {
+					if err := k8s.Create(context.Background(), j); err != nil {
+						t.Fatal(err)
+					}
+				}
+				theirPG, myPG := named(m.podGroup(), theirs, theirs.Name), named(m.podGroup(), mine, mine.Name)
+				get(t, theirPG)
+				get(t, myPG)
+				if got := m.minMember(theirPG); got != 3 {
+					t.Errorf("upstream's minMember %d; this test expects its 2 workers + the launcher", got)
+				}
+				if got := m.minMember(myPG); got != 2 {
+					t.Errorf("our minMember %d, want the 2 workers", got)
+				}
+			})
 		})
 	}
 }
