@@ -22,6 +22,7 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
 	"github.com/mpi-operator/mpi-operator/internal/controller"
+	"github.com/mpi-operator/mpi-operator/internal/gang"
 )
 
 // leaseName is upstream's: an operator swap then hands over the lease
@@ -71,7 +72,7 @@ func bindFlags(fs *flag.FlagSet, o *options) {
 	// Upstream's names; the defaults are controller-runtime's own.
 	fs.Float64Var(&o.queueQPS, "controller-queue-rate-limit", 10, "Reconciles per second the work queue lets through overall.")
 	fs.IntVar(&o.queueBurst, "controller-queue-burst", 100, "Burst of the work queue's overall rate limit.")
-	fs.StringVar(&o.gangScheduling, "gang-scheduling", "", "Gang scheduler, upstream's values: volcano, scheduler-plugins (or the name of a scheduler-plugins scheduler).")
+	fs.StringVar(&o.gangScheduling, "gang-scheduling", "", gang.FlagUsage)
 }
 
 func main() {
@@ -105,14 +106,13 @@ func main() {
 }
 
 func run(o options, up *upstreamFlags) error {
-	if o.gangScheduling != "" {
-		// Refused rather than ignored: a user relying on it would lose
-		// gang scheduling without a word.
-		return fmt.Errorf("--gang-scheduling=%s: gang scheduling is not in this build", o.gangScheduling)
-	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(kubeflow.AddToScheme(scheme))
+	gangScheduler, err := gang.New(o.gangScheduling, scheme)
+	if err != nil {
+		return err
+	}
 
 	cfg, err := up.restConfig()
 	if err != nil {
@@ -128,7 +128,7 @@ func run(o options, up *upstreamFlags) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controller.CacheOptions(namespaces),
+		Cache:                   controller.CacheOptions(namespaces, gang.Kinds(gangScheduler)...),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
@@ -150,6 +150,7 @@ func run(o options, up *upstreamFlags) error {
 		Expectations:      controller.NewExpectations(clock.RealClock{}),
 		Options:           builder.Options{ClusterDomain: o.clusterDomain, SearchDomain: o.searchDomain},
 		CreateParallelism: o.createParallelism,
+		Gang:              gangScheduler,
 	}
 	setup := controller.SetupOptions{Concurrency: o.concurrency, QueueQPS: o.queueQPS, QueueBurst: o.queueBurst}
 	if err := r.SetupWithManager(mgr, setup); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/gang"
 )
 
 // Reconciler drives MPIJobs. Its dependencies are injected so that tests can
@@ -34,6 +35,9 @@ type Reconciler struct {
 	Options      builder.Options
 	// CreateParallelism caps the Pod creations in flight for one job.
 	CreateParallelism int
+	// Gang groups each job's Pods for a gang scheduler; nil when gang
+	// scheduling is off.
+	Gang gang.Scheduler
 
 	// statusPace and discoverPace space out count-only writes per job.
 	statusPace, discoverPace pacer
@@ -190,6 +194,9 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 		return err
 	}
 	if err := r.ensureConfigMap(ctx, s, kids); err != nil {
+		return err
+	}
+	if formed, err := r.reconcileGang(ctx, s.job); !formed || err != nil {
 		return err
 	}
 	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {

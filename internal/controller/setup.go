@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/gang"
 )
 
 // CacheOptions restricts the manager's cache to the objects this operator
@@ -31,8 +32,9 @@ import (
 // Services, ConfigMaps and Secrets carrying our operator label. Memory then
 // does not grow with the rest of the cluster. managedFields are
 // dropped, as nothing here reads them. namespaces limits the scope; empty
-// means all.
-func CacheOptions(namespaces []string) cache.Options {
+// means all. groups are the gang scheduler's kinds (gang.Kinds), also
+// held only when labelled as ours.
+func CacheOptions(namespaces []string, groups ...client.Object) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{kubeflow.LabelOperatorName: kubeflow.OperatorName})
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -43,6 +45,9 @@ func CacheOptions(namespaces []string) cache.Options {
 			&corev1.ConfigMap{}: {Label: ours},
 			&corev1.Secret{}:    {Label: ours},
 		},
+	}
+	for _, g := range groups {
+		opts.ByObject[g] = cache.ByObject{Label: ours}
 	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
@@ -98,16 +103,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 		job, ok := o.(*kubeflow.MPIJob)
 		return ok && job.IsManagedByUs()
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("mpijob").
 		For(&kubeflow.MPIJob{}, builder.WithPredicates(managedByUs, predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.Service{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
-		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.cool, clock: r.Clock}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: o.Concurrency, RateLimiter: o.rateLimiter()}).
-		Complete(r)
+		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.cool, clock: r.Clock})
+	// Gang objects are watched only when gang scheduling is on: their
+	// kinds may not exist in the cluster otherwise.
+	for _, kind := range gang.Kinds(r.Gang) {
+		b = b.Owns(kind, builder.WithPredicates(onlyDeletes))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: o.Concurrency, RateLimiter: o.rateLimiter()}).Complete(r)
 }
 
 // podHandler enqueues a worker Pod's MPIJob, once the job's cooldown is
