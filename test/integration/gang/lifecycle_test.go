@@ -240,3 +240,32 @@ func releasePodGroup(t *testing.T, job *kubeflow.MPIJob) {
 	})
 	gone(t, pg)
 }
+
+// TestAdoptsUpstreamsPodGroup: a PodGroup the job controls but without our
+// labels, as upstream's operator makes it (an operator swap mid-job), is
+// adopted: it gets our labels, so our cache sees it, and the job's spec.
+func TestAdoptsUpstreamsPodGroup(t *testing.T) {
+	ctx := context.Background()
+	job := testjob.MakeMPIJob("adopt", ours[gang.Volcano]).Workers(2).Suspend(true).Obj()
+	if err := k8s.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	theirs := &volcanov1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: "adopt", Namespace: job.Namespace, OwnerReferences: []metav1.OwnerReference{
+			*metav1.NewControllerRef(job, kubeflow.GroupVersion.WithKind(kubeflow.Kind)),
+		}},
+		Spec: volcanov1beta1.PodGroupSpec{MinMember: 99},
+	}
+	if err := k8s.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	updateJob(t, job, func(j *kubeflow.MPIJob) { j.Spec.RunPolicy.Suspend = ptr.To(false) })
+	pg := named(&volcanov1beta1.PodGroup{}, job, "adopt")
+	eventually(t, "the PodGroup adopted", func(ctx context.Context) (bool, error) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pg), pg); err != nil {
+			return false, err
+		}
+		return pg.UID == theirs.UID && pg.Labels[kubeflow.LabelOperatorName] == kubeflow.OperatorName && pg.Spec.MinMember == 3,
+			fmt.Errorf("same %t, labels %v, minMember %d", pg.UID == theirs.UID, pg.Labels, pg.Spec.MinMember)
+	})
+}
