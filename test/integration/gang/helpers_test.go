@@ -78,7 +78,8 @@ func updateJob(t *testing.T, job *kubeflow.MPIJob, mutate func(*kubeflow.MPIJob)
 			return false, err
 		}
 		mutate(got)
-		return true, k8s.Update(ctx, got)
+		err := k8s.Update(ctx, got)
+		return err == nil, err
 	})
 }
 
@@ -95,7 +96,8 @@ func readyWorkers(t *testing.T, job *kubeflow.MPIJob, n int) []corev1.Pod {
 			}
 			p.Status.Phase = corev1.PodRunning
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-			return true, k8s.Status().Update(ctx, p)
+			err := k8s.Status().Update(ctx, p)
+			return err == nil, err
 		})
 		pods = append(pods, *p)
 	}
@@ -118,6 +120,7 @@ func finishLauncher(t *testing.T, job *kubeflow.MPIJob) {
 			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
 			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
 		}
-		return true, k8s.Status().Update(ctx, l)
+		err := k8s.Status().Update(ctx, l)
+		return err == nil, err
 	})
 }

@@ -236,7 +236,8 @@ func releasePodGroup(t *testing.T, job *kubeflow.MPIJob) {
 			return false, fmt.Errorf("PodGroup not deleted")
 		}
 		pg.Finalizers = nil
-		return true, k8s.Update(ctx, pg)
+		err := k8s.Update(ctx, pg)
+		return err == nil, err
 	})
 	gone(t, pg)
 }
