@@ -174,7 +174,8 @@ func setPodPhase(t *testing.T, pod *corev1.Pod, phase corev1.PodPhase, ready boo
 		}
 		p.Status.Phase = phase
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: readyStatus}}
-		return true, k8s.Status().Update(ctx, p)
+		err := k8s.Status().Update(ctx, p)
+		return err == nil, err
 	})
 }
 
@@ -215,7 +216,8 @@ func updateLauncherStatus(t *testing.T, job *kubeflow.MPIJob, mutate func(*batch
 			return false, err
 		}
 		mutate(l)
-		return true, k8s.Status().Update(ctx, l)
+		err := k8s.Status().Update(ctx, l)
+		return err == nil, err
 	})
 }
 

@@ -107,7 +107,8 @@ func TestWorkerFailureFailsJobAndEvictionReplacesWorker(t *testing.T) {
 		p.Status.Phase = corev1.PodFailed
 		p.Status.Reason = "Evicted"
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"}}
-		return true, k8s.Status().Update(ctx, p)
+		err := k8s.Status().Update(ctx, p)
+		return err == nil, err
 	})
 	eventually(t, "evicted worker replaced", func(ctx context.Context) (bool, error) {
 		p := &corev1.Pod{}
@@ -127,7 +128,8 @@ func TestWorkerFailureFailsJobAndEvictionReplacesWorker(t *testing.T) {
 		p.Status.Phase = corev1.PodFailed
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}}}
-		return true, k8s.Status().Update(ctx, p)
+		err := k8s.Status().Update(ctx, p)
+		return err == nil, err
 	})
 	got := waitCondition(t, job, kubeflow.JobFailed, corev1.ConditionTrue)
 	if c := condition(got, kubeflow.JobFailed); c.Reason != "WorkerFailed" || !strings.Contains(c.Message, "exited with code 3") {
@@ -159,7 +161,8 @@ func TestPreemptedWorkerRestartsTheJob(t *testing.T) {
 		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
 			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler", LastTransitionTime: at,
 		})
-		return true, k8s.Status().Update(ctx, p)
+		err := k8s.Status().Update(ctx, p)
+		return err == nil, err
 	})
 	got := waitCondition(t, job, kubeflow.JobRestarting, corev1.ConditionTrue)
 	if c := condition(got, kubeflow.JobRunning); c.Status != corev1.ConditionFalse || c.Reason != "MPIJobRestarting" {
