@@ -131,9 +131,9 @@ func TestUpstreamDeploymentStartsThisBinary(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		<-exited
+		err := <-exited
 		if t.Failed() {
-			t.Logf("operator's output:\n%s", logs.String())
+			t.Logf("operator's output (exit: %v):\n%s", err, logs.String())
 		}
 	})
 
