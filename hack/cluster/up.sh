@@ -3,9 +3,10 @@
 # module proxy and Debian's packages: etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, per node a kubelet with its own
 # containerd + runc, one CNI bridge for both, CoreDNS, and a loopback
-# registry that mirrors docker.io with upstream's images. Idempotent: what runs already is left running, what is
-# built already is reused. Nothing leaves the machine: the apiserver reaches
-# the kubelet by IP, and DNS answers only for the cluster.
+# registry that mirrors docker.io with upstream's images. Idempotent: what
+# runs already is left running, what is built already is reused. Nothing
+# leaves the machine: the apiserver reaches the kubelets by IP, and DNS
+# answers only for the cluster.
 #
 # usage: hack/cluster/up.sh        then: export KUBECONFIG=$(hack/cluster/kubeconfig.sh)
 # stop:  hack/cluster/down.sh
