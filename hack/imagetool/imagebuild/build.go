@@ -188,7 +188,7 @@ func extract(img v1.Image, dir string) error {
 		return err
 	}
 	rc := mutate.Extract(img)
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	cmd := exec.Command("tar", "-x", "-p", "--numeric-owner", "--xattrs", "--xattrs-include=*", "-C", dir, "-f", "-")
 	cmd.Stdin, cmd.Stderr = rc, os.Stderr
 	return cmd.Run()
@@ -548,11 +548,11 @@ func (c copier) one(src, dst string, info fs.FileInfo) error {
 		}
 		out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 		if err != nil {
-			in.Close()
+			_ = in.Close()
 			return err
 		}
 		_, err = io.Copy(out, in)
-		in.Close()
+		_ = in.Close()
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
@@ -583,7 +583,7 @@ func readHead(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	buf := make([]byte, 2)
 	n, err := io.ReadFull(f, buf)
 	return buf[:n], err

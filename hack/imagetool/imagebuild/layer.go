@@ -89,7 +89,7 @@ func writeDiff(root string, before, after snapshot, out string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	tw := tar.NewWriter(f)
 	for _, p := range removed {
 		wh := filepath.Join(filepath.Dir(p), ".wh."+filepath.Base(p))
@@ -160,7 +160,7 @@ func addPath(tw *tar.Writer, root, rel string, links map[uint64]string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	_, err = io.Copy(tw, f)
 	return err
 }

@@ -85,7 +85,7 @@ func buildCmd(args []string) error {
 			return err
 		}
 	}
-	defer os.RemoveAll(b.work)
+	defer func() { _ = os.RemoveAll(b.work) }()
 	img, err := b.build(*file)
 	if err != nil {
 		return err

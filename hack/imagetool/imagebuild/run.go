@@ -203,7 +203,7 @@ func readColon(p string) [][]string {
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out [][]string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
