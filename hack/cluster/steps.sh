@@ -188,7 +188,7 @@ registry_up() {
   start registry "$bin" -addr "$MIRROR_ADDR" -dir "$DIR/registry"
   wait_for registry 30 curl -sf "http://$MIRROR_ADDR/v2/"
   step "upstream's images (built once from its Dockerfiles, ~10 min cold), pushed to $MIRROR_ADDR"
-  "$REPO/hack/images/upstream.sh" --push "$MIRROR_ADDR" >/dev/null
+  UPSTREAM_STORE=$("$REPO/hack/images/upstream.sh" --push "$MIRROR_ADDR")
 }
 
 # containerd_up N: node N's containerd, docker.io mirrored to the registry.
@@ -253,6 +253,18 @@ import_images() {
         echo "$digest" > "$N_DIR/images/$(basename "$ref")"
       fi
     done
+    # Pods pull upstream's images (IfNotPresent for pi.yaml): a node must
+    # not keep running an older build of them after a rebuild.
+    if [ "$(cat "$N_DIR/images/upstream" 2>/dev/null)" != "$UPSTREAM_STORE" ]; then
+      local old; old=$(ctr_on "$N_SOCK" images ls -q | grep '^docker.io/mpioperator/' || true)
+      if [ -n "$old" ]; then
+        step "removing $N_NAME's pulls of upstream's previous images"
+        # shellcheck disable=SC2086 # one reference per word
+        ctr_on "$N_SOCK" images rm $old >/dev/null
+      fi
+      mkdir -p "$N_DIR/images"
+      echo "$UPSTREAM_STORE" > "$N_DIR/images/upstream"
+    fi
   done
 }
 

@@ -19,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/steps.sh"
 
 IMPORTED=()
+UPSTREAM_STORE=""
 KUBELET_STARTED=""
 
 main() {
