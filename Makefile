@@ -23,6 +23,7 @@ generate: $(CONTROLLER_GEN) ## deepcopy functions of the API types
 manifests: $(CONTROLLER_GEN) ## CRD and RBAC under config/
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=mpi-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
+	hack/gang-crds.sh $(CONTROLLER_GEN) test/integration/gang/testdata/crds
 
 .PHONY: build
 build:
@@ -42,7 +43,7 @@ test-unit:
 verify: generate manifests lint ## gofmt, go vet, golangci-lint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet -tags e2e ./...
-	@git diff --exit-code -- api config || { echo "generated code is stale: run make generate manifests and commit"; exit 1; }
+	@git diff --exit-code -- api config test/integration/gang/testdata || { echo "generated code is stale: run make generate manifests and commit"; exit 1; }
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (v2, pinned in hack/tools/golangci-lint)

@@ -125,7 +125,18 @@ type RunPolicy struct {
 	// +kubebuilder:validation:Minimum=0
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 
-	// Gang-scheduling parameters for Volcano or scheduler-plugins.
+	// Gang scheduling of the job's Pods. Used only when the operator runs
+	// with --gang-scheduling (volcano, scheduler-plugins or another
+	// scheduler-plugins scheduler's name, or kubernetes); otherwise ignored.
+	// The operator then makes a group named after the job (a Volcano
+	// PodGroup; a scheduler-plugins PodGroup; or a Kubernetes Workload and
+	// PodGroup of scheduling.k8s.io/v1alpha3) before the Pods, puts the
+	// workers and the launcher in it (schedulerName and the group's
+	// annotation or label, or spec.schedulingGroup), keeps it in step with
+	// the job (a scale changes its size), and deletes it when the job is
+	// suspended or when a finished job's Pods are cleaned up
+	// (cleanPodPolicy Running or All). With no schedulingPolicy the group
+	// holds every worker and the launcher.
 	// +optional
 	SchedulingPolicy *SchedulingPolicy `json:"schedulingPolicy,omitempty"`
 
@@ -143,27 +154,47 @@ type RunPolicy struct {
 	ManagedBy *string `json:"managedBy,omitempty"`
 }
 
-// SchedulingPolicy holds gang-scheduling parameters, passed to a PodGroup.
+// SchedulingPolicy holds gang-scheduling parameters, passed to the group
+// object that --gang-scheduling selects.
 type SchedulingPolicy struct {
-	// Minimal number of members of the PodGroup. Defaults to workers + 1.
+	// How many of the job's Pods must be schedulable together (the group's
+	// minMember, or minCount of the Workload API's gang policy). Defaults
+	// to workers + 1 (the launcher). With launcherCreationPolicy
+	// WaitForWorkersReady the launcher Pod is only made once the workers
+	// are Ready, so it cannot be in the gang: the default is then the
+	// number of workers, and a larger value is lowered to it.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MinAvailable *int32 `json:"minAvailable,omitempty"`
 
-	// Queue of the PodGroup (Volcano).
+	// Volcano queue of the PodGroup; defaults to the MPIJob's
+	// scheduling.volcano.sh/queue-name annotation. Ignored by the other
+	// schedulers.
 	// +optional
 	Queue string `json:"queue,omitempty"`
 
-	// Minimal resources of the PodGroup.
+	// Resources the gang needs at the least, so Volcano and
+	// scheduler-plugins turn it away early from a cluster that cannot hold
+	// it. Defaults to what the containers of the gang's Pods request
+	// (limits where requests are missing), counted as upstream counts it:
+	// when the gang is smaller than the job, the role with the lower
+	// PriorityClass value (the workers on a tie) is counted with
+	// minAvailable - 1 Pods; when the launcher is outside the gang
+	// (WaitForWorkersReady), minAvailable workers. Not used by kubernetes,
+	// whose scheduler reads the Pods.
 	// +optional
 	MinResources *corev1.ResourceList `json:"minResources,omitempty"`
 
-	// PriorityClass of the PodGroup.
+	// PriorityClass of the group (Volcano and kubernetes); defaults to the
+	// launcher template's priorityClassName, then the workers'.
+	// scheduler-plugins' PodGroup has no such field; each Pod's own
+	// priorityClassName still applies.
 	// +optional
 	PriorityClass string `json:"priorityClass,omitempty"`
 
-	// Seconds the members may wait before the PodGroup runs
-	// (scheduler-plugins).
+	// How long, in seconds, scheduler-plugins' coscheduling holds the
+	// gang's Pods waiting for the rest; 0 (the default) means the plugin's
+	// own default. Ignored by Volcano and kubernetes.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`

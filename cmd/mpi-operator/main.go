@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -21,7 +22,12 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
 	"github.com/mpi-operator/mpi-operator/internal/controller"
+	"github.com/mpi-operator/mpi-operator/internal/gang"
 )
+
+// leaseName is upstream's: an operator swap then hands over the lease
+// instead of letting both operators act at once.
+const leaseName = "mpi-operator"
 
 type options struct {
 	metricsAddr, probeAddr, pprofAddr string
@@ -33,47 +39,82 @@ type options struct {
 	burst                             int
 	concurrency                       int
 	createParallelism                 int
+	queueQPS                          float64
+	queueBurst                        int
+	gangScheduling                    string
+	// Filled from the environment, not flags.
+	searchDomain string
+}
+
+// bindFlags defines the operator's flags on fs, with their defaults.
+func bindFlags(fs *flag.FlagSet, o *options) {
+	// Defaults are sized for a 1000-worker job: one reconcile creates its
+	// Pods in a few seconds instead of the minutes a 5 requests/s client
+	// needs; the API server's priority and fairness still protects it.
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler's /debug/pprof endpoints; empty disables it (the default).")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader, so that several replicas can run and only one acts.")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the operator's own).")
+	// Upstream's default scope comes from the same variable.
+	fs.StringVar(&o.namespaces, "namespace", os.Getenv("KUBEFLOW_NAMESPACE"), "Comma-separated namespaces to watch; empty watches all (default: $KUBEFLOW_NAMESPACE).")
+	fs.StringVar(&o.clusterDomain, "cluster-domain", "", "DNS domain of the cluster. When set, hostfile entries are fully qualified with it; unset, they are <pod>.<job>, which resolves on any cluster.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Sustained requests per second to the API server.")
+	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of requests to the API server.")
+	// A job's first reconcile makes its children one request after
+	// another; with 100 jobs submitted at once, 10 at a time left their
+	// workers created only after 19 s, 50 at a time after 12 s (make bench).
+	fs.IntVar(&o.concurrency, "concurrency", 50, "MPIJobs reconciled at once.")
+	// 500 in flight from one ServiceAccount overflowed the API server's
+	// default priority-and-fairness queues (429s, retried after 1 s) in
+	// make bench; 150 did not, and was as fast.
+	fs.IntVar(&o.createParallelism, "create-parallelism", 150, "Pod creations in flight for one MPIJob.")
+	// Upstream's names; the defaults are controller-runtime's own.
+	fs.Float64Var(&o.queueQPS, "controller-queue-rate-limit", 10, "Reconciles per second the work queue lets through overall.")
+	fs.IntVar(&o.queueBurst, "controller-queue-burst", 100, "Burst of the work queue's overall rate limit.")
+	fs.StringVar(&o.gangScheduling, "gang-scheduling", "", gang.FlagUsage)
 }
 
 func main() {
 	var o options
-	// Defaults are sized for a 1000-worker job: one reconcile creates its
-	// Pods in a few seconds instead of the minutes a 5 requests/s client
-	// needs; the API server's priority and fairness still protects it.
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
-	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
-	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler's /debug/pprof endpoints; empty disables it (the default).")
-	flag.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader, so that several replicas can run and only one acts.")
-	flag.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the operator's own).")
-	flag.StringVar(&o.namespaces, "namespace", "", "Comma-separated namespaces to watch; empty watches all.")
-	flag.StringVar(&o.clusterDomain, "cluster-domain", "cluster.local", "DNS domain of the cluster, used to fully qualify hostnames in the hostfile.")
-	flag.Float64Var(&o.qps, "kube-api-qps", 500, "Sustained requests per second to the API server.")
-	flag.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of requests to the API server.")
-	// A job's first reconcile makes its children one request after
-	// another; with 100 jobs submitted at once, 10 at a time left their
-	// workers created only after 19 s, 50 at a time after 12 s (make bench).
-	flag.IntVar(&o.concurrency, "concurrency", 50, "MPIJobs reconciled at once.")
-	// 500 in flight from one ServiceAccount overflowed the API server's
-	// default priority-and-fairness queues (429s, retried after 1 s) in
-	// make bench; 150 did not, and was as fast.
-	flag.IntVar(&o.createParallelism, "create-parallelism", 150, "Pod creations in flight for one MPIJob.")
+	fs := flag.CommandLine
+	bindFlags(fs, &o)
 	zapOpts := zap.Options{}
-	zapOpts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	zapOpts.BindFlags(fs)
+	up := bindUpstreamFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if up.printVersion {
+		fmt.Println("mpi-operator", version())
+		return
+	}
+	notes := up.apply(fs, &o, &zapOpts)
+	logger := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(logger)
+	// client-go logs through klog; send it the same way.
+	klog.SetLogger(logger)
+	for _, n := range notes {
+		ctrl.Log.Info(n)
+	}
+	o.searchDomain = clusterDomainFromResolvConf("/etc/resolv.conf")
 
-	if err := run(o); err != nil {
+	if err := run(o, up); err != nil {
 		ctrl.Log.Error(err, "mpi-operator stopped")
 		os.Exit(1)
 	}
 }
 
-func run(o options) error {
+func run(o options, up *upstreamFlags) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(kubeflow.AddToScheme(scheme))
+	gangScheduler, err := gang.New(o.gangScheduling, scheme)
+	if err != nil {
+		return err
+	}
 
-	cfg, err := ctrl.GetConfig()
+	cfg, err := up.restConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
@@ -87,12 +128,12 @@ func run(o options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controller.CacheOptions(namespaces),
+		Cache:                   controller.CacheOptions(namespaces, gang.Kinds(gangScheduler)...),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.leaderElect,
-		LeaderElectionID:        "mpi-operator.kubeflow.org",
+		LeaderElectionID:        leaseName,
 		LeaderElectionNamespace: o.leaderElectionNS,
 		// The manager exits when it loses the lease; a fresh process
 		// starts from a fresh cache.
@@ -107,11 +148,16 @@ func run(o options) error {
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             clock.RealClock{},
 		Expectations:      controller.NewExpectations(clock.RealClock{}),
-		Options:           builder.Options{ClusterDomain: o.clusterDomain},
+		Options:           builder.Options{ClusterDomain: o.clusterDomain, SearchDomain: o.searchDomain},
 		CreateParallelism: o.createParallelism,
+		Gang:              gangScheduler,
 	}
-	if err := r.SetupWithManager(mgr, o.concurrency); err != nil {
+	setup := controller.SetupOptions{Concurrency: o.concurrency, QueueQPS: o.queueQPS, QueueBurst: o.queueBurst}
+	if err := r.SetupWithManager(mgr, setup); err != nil {
 		return fmt.Errorf("setting up controller: %w", err)
+	}
+	if err := mgr.Add(controller.LeaderGauge()); err != nil {
+		return fmt.Errorf("adding leader gauge: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
@@ -119,7 +165,8 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
-	ctrl.Log.Info("Starting mpi-operator", "namespaces", namespaces, "clusterDomain", o.clusterDomain,
+	ctrl.Log.Info("Starting mpi-operator", "version", version(), "namespaces", namespaces,
+		"clusterDomain", o.clusterDomain, "searchDomain", r.Options.SearchDomain,
 		"qps", o.qps, "burst", o.burst, "concurrency", o.concurrency)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

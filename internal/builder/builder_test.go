@@ -73,8 +73,10 @@ func TestServiceIsHeadlessAndSelectsTheWholeJob(t *testing.T) {
 func TestWorkerSelectorMatchesWorkersOnly(t *testing.T) {
 	job := defaulted(testjob.MakeMPIJob("pi", "ns").Workers(2))
 	sel := WorkerSelector(job)
+	// Upstream's selector: it also matches the workers upstream's
+	// operator made, which lack replica-type.
 	if want := "training.kubeflow.org/job-name=pi,training.kubeflow.org/job-role=worker," +
-		"training.kubeflow.org/operator-name=mpi-operator,training.kubeflow.org/replica-type=worker"; sel.String() != want {
+		"training.kubeflow.org/operator-name=mpi-operator"; sel.String() != want {
 		t.Errorf("WorkerSelector = %q, want %q", sel.String(), want)
 	}
 	if l := WorkerPod(job, 1, testOpts).Labels; !sel.Matches(labels.Set(l)) {
@@ -98,7 +100,8 @@ func TestChildNames(t *testing.T) {
 		"launcher":  LauncherName(job),
 		"worker 0":  WorkerName(job, 0),
 		"worker 10": WorkerName(job, 10),
-		"fqdn":      FQDN(job, "pi-worker-3", Options{ClusterDomain: "cluster.local"}),
+		"fqdn":      HostName(job, "pi-worker-3", Options{ClusterDomain: "cluster.local"}),
+		"short":     HostName(job, "pi-worker-3", Options{SearchDomain: "corp.example"}),
 	}
 	want := map[string]string{
 		"secret":    "pi-ssh",
@@ -108,6 +111,7 @@ func TestChildNames(t *testing.T) {
 		"worker 0":  "pi-worker-0",
 		"worker 10": "pi-worker-10",
 		"fqdn":      "pi-worker-3.pi.ns.svc.cluster.local",
+		"short":     "pi-worker-3.pi",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)

@@ -36,10 +36,10 @@ func Hostfile(job *kubeflow.MPIJob, opts Options) string {
 		}
 	}
 	if *job.Spec.RunLauncherAsWorker {
-		line(FQDN(job, LauncherName(job), opts))
+		line(HostName(job, LauncherName(job), opts))
 	}
 	for i := range int(job.Workers()) {
-		line(FQDN(job, WorkerName(job, i), opts))
+		line(HostName(job, WorkerName(job, i), opts))
 	}
 	return b.String()
 }
@@ -50,10 +50,10 @@ func DiscoverHosts(job *kubeflow.MPIJob, running []int, opts Options) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	if *job.Spec.RunLauncherAsWorker {
-		fmt.Fprintf(&b, "echo %s:%d\n", FQDN(job, LauncherName(job), opts), *job.Spec.SlotsPerWorker)
+		fmt.Fprintf(&b, "echo %s:%d\n", HostName(job, LauncherName(job), opts), *job.Spec.SlotsPerWorker)
 	}
 	for _, i := range running {
-		fmt.Fprintf(&b, "echo %s:%d\n", FQDN(job, WorkerName(job, i), opts), *job.Spec.SlotsPerWorker)
+		fmt.Fprintf(&b, "echo %s:%d\n", HostName(job, WorkerName(job, i), opts), *job.Spec.SlotsPerWorker)
 	}
 	return b.String()
 }

@@ -46,6 +46,11 @@ func TestHostfile(t *testing.T) {
 			opts: Options{ClusterDomain: "corp.example"},
 			want: "train-worker-0.train.team-a.svc.corp.example slots=1\n",
 		},
+		"without a cluster domain hosts are <pod>.<job>, resolvable on any cluster": {
+			job:  testjob.MakeMPIJob("train", "team-a").Workers(2).Implementation(kubeflow.MPIImplementationMPICH),
+			opts: Options{SearchDomain: "corp.example"},
+			want: "train-worker-0.train:1\ntrain-worker-1.train:1\n",
+		},
 		"OpenMPI with runLauncherAsWorker lists the launcher first": {
 			job:  testjob.MakeMPIJob("pi", "ns").Workers(2).Slots(2).LauncherAsWorker(),
 			opts: testOpts,

@@ -1,8 +1,11 @@
 package builder
 
 import (
+	"maps"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
@@ -13,7 +16,11 @@ import (
 // for its workers).
 func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job {
 	labels := RoleLabels(job, RoleLauncher)
-	t := podTemplate(job, kubeflow.MPIReplicaTypeLauncher, labels)
+	podLabels := maps.Clone(labels)
+	if rankOffset(job) == 1 {
+		podLabels[kubeflow.LabelReplicaIndex] = "0"
+	}
+	t := podTemplate(job, kubeflow.MPIReplicaTypeLauncher, podLabels)
 	spec := &t.Spec
 	placeUnderService(job, spec, LauncherName(job), opts)
 	noTokenByDefault(spec)
@@ -37,6 +44,10 @@ func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job 
 			Suspend:          &suspend,
 			Template:         t,
 			PodFailurePolicy: launcherFailurePolicy(policy, spec.RestartPolicy),
+			// A replacement launcher Pod only once the old one is gone:
+			// two mpirun of one job at once would fight over the workers
+			// (kubernetes#115844; upstream sets it too).
+			PodReplacementPolicy: ptr.To(batchv1.Failed),
 		},
 	}
 }

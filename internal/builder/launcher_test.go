@@ -33,6 +33,8 @@ func TestLauncherJobIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To[int32](3),
 			Suspend:      ptr.To(false),
+			// Never two launcher Pods at once (kubernetes#115844).
+			PodReplacementPolicy: ptr.To(batchv1.Failed),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: map[string]string{

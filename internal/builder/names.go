@@ -3,6 +3,7 @@ package builder
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -11,10 +12,29 @@ import (
 
 // Options are the operator-wide settings that shape the children.
 type Options struct {
-	// ClusterDomain is the DNS domain of the cluster (kubelet's
-	// --cluster-domain). Hostnames in the hostfile are fully qualified with
-	// it so the resolver never walks its search list.
+	// ClusterDomain, when set (--cluster-domain), fully qualifies the
+	// hostnames of the hostfile. Unset, they are "<pod>.<job>", which
+	// every Pod resolves through the "<namespace>.svc.<domain>" entry
+	// kubelet puts first in its DNS search list, whatever the domain.
 	ClusterDomain string
+	// SearchDomain is the cluster's DNS domain as the operator knows it
+	// (ClusterDomain, or else read from its own resolv.conf). It makes
+	// the search entry that lets the job's Pods resolve each other by bare
+	// hostname, which MPICH's and Intel MPI's proxies rely on.
+	SearchDomain string
+}
+
+// DefaultSearchDomain is used when the domain is neither given nor found.
+const DefaultSearchDomain = "cluster.local"
+
+func (o Options) searchDomain() string {
+	switch {
+	case o.ClusterDomain != "":
+		return o.ClusterDomain
+	case o.SearchDomain != "":
+		return o.SearchDomain
+	}
+	return DefaultSearchDomain
 }
 
 // Role label values.
@@ -56,9 +76,14 @@ func WorkerName(job *kubeflow.MPIJob, i int) string {
 	return job.Name + "-worker-" + strconv.Itoa(i)
 }
 
-// FQDN is the fully qualified DNS name of a Pod with the given hostname
-// under the job's headless Service.
-func FQDN(job *kubeflow.MPIJob, hostname string, opts Options) string {
+// HostName is the name the hostfile gives a Pod of the job: fully
+// qualified when the cluster domain was given, else "<hostname>.<job>",
+// which resolves on any cluster (see Options) and keeps a 1000-worker
+// hostfile small.
+func HostName(job *kubeflow.MPIJob, hostname string, opts Options) string {
+	if opts.ClusterDomain == "" {
+		return hostname + "." + ServiceName(job)
+	}
 	return fmt.Sprintf("%s.%s.%s.svc.%s", hostname, ServiceName(job), job.Namespace, opts.ClusterDomain)
 }
 
@@ -72,20 +97,54 @@ func JobLabels(job *kubeflow.MPIJob) map[string]string {
 
 // RoleLabels are the labels of the Pods of one role.
 func RoleLabels(job *kubeflow.MPIJob, role string) map[string]string {
+	l := RoleSelectorLabels(job, role)
+	l[kubeflow.LabelReplicaType] = role
+	return l
+}
+
+// RoleSelectorLabels select the Pods of one role: the labels upstream
+// gives them too, so that the Pods of a job started by upstream's
+// operator are found as well (an operator swap loses nothing).
+func RoleSelectorLabels(job *kubeflow.MPIJob, role string) map[string]string {
 	l := JobLabels(job)
 	l[kubeflow.LabelJobRole] = role
-	l[kubeflow.LabelReplicaType] = role
 	return l
 }
 
 // WorkerSelector selects the job's worker Pods; it is the selector of the
 // scale subresource.
 func WorkerSelector(job *kubeflow.MPIJob) labels.Selector {
-	return labels.SelectorFromSet(RoleLabels(job, RoleWorker))
+	return labels.SelectorFromSet(RoleSelectorLabels(job, RoleWorker))
 }
 
 func workerLabels(job *kubeflow.MPIJob, i int) map[string]string {
 	l := RoleLabels(job, RoleWorker)
-	l[kubeflow.LabelReplicaIndex] = strconv.Itoa(i)
+	l[kubeflow.LabelReplicaIndex] = strconv.Itoa(i + rankOffset(job))
 	return l
+}
+
+// rankOffset is 1 when the launcher runs ranks: it takes replica index 0
+// and the workers follow, so the indices of all Pods of the job are unique
+// and follow the ranks (Kueue's topology-aware scheduling relies on it),
+// as upstream numbers them.
+func rankOffset(job *kubeflow.MPIJob) int {
+	if job.Spec.RunLauncherAsWorker != nil && *job.Spec.RunLauncherAsWorker {
+		return 1
+	}
+	return 0
+}
+
+// WorkerIndex is the index of the worker Pod of the job with the given
+// name, read from the name the controller gave it (the replica-index label
+// is shifted when the launcher runs ranks).
+func WorkerIndex(job *kubeflow.MPIJob, podName string) (int, bool) {
+	suffix, ok := strings.CutPrefix(podName, job.Name+"-worker-")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(suffix)
+	if err != nil || i < 0 || strconv.Itoa(i) != suffix {
+		return 0, false
+	}
+	return i, true
 }

@@ -134,7 +134,12 @@ func placeUnderService(job *kubeflow.MPIJob, spec *corev1.PodSpec, hostname stri
 		spec.DNSConfig = &corev1.PodDNSConfig{}
 	}
 	spec.DNSConfig.Searches = append(spec.DNSConfig.Searches,
-		fmt.Sprintf("%s.%s.svc.%s", ServiceName(job), job.Namespace, opts.ClusterDomain))
+		fmt.Sprintf("%s.%s.svc.%s", ServiceName(job), job.Namespace, opts.searchDomain()))
+	// A Pod on the host's network gets the node's resolver unless told
+	// otherwise, and would never resolve the job's other Pods.
+	if spec.HostNetwork && spec.DNSPolicy == "" {
+		spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
 }
 
 // noTokenByDefault keeps the ServiceAccount token out of the Pod unless the

@@ -219,3 +219,100 @@ func TestWorkerPodNamesAndLabelsFollowTheIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestHostNetworkPodsResolveTheJobsNames(t *testing.T) {
+	cases := map[string]struct {
+		hostNetwork bool
+		policy      corev1.DNSPolicy
+		want        corev1.DNSPolicy
+	}{
+		"host network gets the cluster's resolver":   {hostNetwork: true, want: corev1.DNSClusterFirstWithHostNet},
+		"the template's own policy is kept":          {hostNetwork: true, policy: corev1.DNSDefault, want: corev1.DNSDefault},
+		"Pod network keeps the API server's default": {hostNetwork: false, want: ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := testjob.MakeMPIJob("pi", "ns").Workers(1)
+			for _, role := range []kubeflow.MPIReplicaType{kubeflow.MPIReplicaTypeLauncher, kubeflow.MPIReplicaTypeWorker} {
+				spec := &w.Obj().Spec.MPIReplicaSpecs[role].Template.Spec
+				spec.HostNetwork, spec.DNSPolicy = tc.hostNetwork, tc.policy
+			}
+			job := defaulted(w)
+			if got := WorkerPod(job, 0, testOpts).Spec.DNSPolicy; got != tc.want {
+				t.Errorf("worker dnsPolicy = %q, want %q", got, tc.want)
+			}
+			if got := LauncherJob(job, false, testOpts).Spec.Template.Spec.DNSPolicy; got != tc.want {
+				t.Errorf("launcher dnsPolicy = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReplicaIndexFollowsRanksWhenTheLauncherRunsOne(t *testing.T) {
+	cases := map[string]struct {
+		job          *testjob.Wrapper
+		wantLauncher string // "" means no label
+		wantWorkers  []string
+	}{
+		"workers are 0..n-1 and the launcher has no index": {
+			job:         testjob.MakeMPIJob("pi", "ns").Workers(2),
+			wantWorkers: []string{"0", "1"},
+		},
+		"with runLauncherAsWorker the launcher is 0 and workers 1..n": {
+			job:          testjob.MakeMPIJob("pi", "ns").Workers(2).LauncherAsWorker(),
+			wantLauncher: "0",
+			wantWorkers:  []string{"1", "2"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := defaulted(tc.job)
+			launcher := LauncherJob(job, false, testOpts)
+			if got := launcher.Spec.Template.Labels[labelReplicaIndex]; got != tc.wantLauncher {
+				t.Errorf("launcher Pod index = %q, want %q", got, tc.wantLauncher)
+			}
+			if _, ok := launcher.Labels[labelReplicaIndex]; ok {
+				t.Errorf("launcher Job itself carries an index label: %v", launcher.Labels)
+			}
+			for i, want := range tc.wantWorkers {
+				pod := WorkerPod(job, i, testOpts)
+				if got := pod.Labels[labelReplicaIndex]; got != want {
+					t.Errorf("worker %d index = %q, want %q", i, got, want)
+				}
+				if idx, ok := WorkerIndex(job, pod.Name); !ok || idx != i {
+					t.Errorf("WorkerIndex(%q) = %d, %t; want %d", pod.Name, idx, ok, i)
+				}
+			}
+		})
+	}
+}
+
+func TestWorkerIndexRefusesNamesItDidNotGive(t *testing.T) {
+	job := defaulted(testjob.MakeMPIJob("pi", "ns").Workers(2))
+	for _, name := range []string{"pi-worker-", "pi-worker-01", "pi-worker--1", "pi-worker-a", "pi-launcher", "other-worker-0", "pi-worker-1x"} {
+		if i, ok := WorkerIndex(job, name); ok {
+			t.Errorf("WorkerIndex(%q) = %d, true; want false", name, i)
+		}
+	}
+}
+
+func TestSearchEntryUsesTheClusterDomainTheOperatorKnows(t *testing.T) {
+	cases := map[string]struct {
+		opts Options
+		want string
+	}{
+		"the flag wins":                   {opts: Options{ClusterDomain: "a.example", SearchDomain: "b.example"}, want: "pi.ns.svc.a.example"},
+		"else the domain read at startup": {opts: Options{SearchDomain: "b.example"}, want: "pi.ns.svc.b.example"},
+		"else Kubernetes' default domain": {opts: Options{}, want: "pi.ns.svc.cluster.local"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := defaulted(testjob.MakeMPIJob("pi", "ns").Workers(1))
+			for _, spec := range []corev1.PodSpec{WorkerPod(job, 0, tc.opts).Spec, LauncherJob(job, false, tc.opts).Spec.Template.Spec} {
+				if diff := cmp.Diff([]string{tc.want}, spec.DNSConfig.Searches); diff != "" {
+					t.Errorf("search list (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,8 +45,9 @@ func ttlLeft(s *state, ttl int32) time.Duration {
 }
 
 // cleanupPods deletes the worker Pods that cleanPodPolicy names: Running
-// (Pods still pending or running) or All. The launcher Job is kept, so its
-// logs and outcome can be read.
+// (Pods still pending or running) or All, and then, as upstream, the gang's
+// group objects. The launcher Job is kept, so its logs and outcome can be
+// read.
 func (r *Reconciler) cleanupPods(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
 	var match func(*corev1.Pod) bool
 	switch *job.Spec.RunPolicy.CleanPodPolicy {
@@ -56,7 +58,7 @@ func (r *Reconciler) cleanupPods(ctx context.Context, job *kubeflow.MPIJob, kids
 	default:
 		return nil
 	}
-	return r.deletePods(ctx, job, kids.workerPods(match))
+	return errors.Join(r.deletePods(ctx, job, kids.workerPods(match)), r.deleteGroups(ctx, job))
 }
 
 // expireTTL deletes the MPIJob once ttlSecondsAfterFinished passed since

@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
-	"github.com/mpi-operator/mpi-operator/internal/builder"
 )
 
 // reconcileLauncher creates the launcher Job when it may run, and
@@ -21,7 +20,7 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob
 		if v, ok := r.replaced.Load(jobKey(job)); ok {
 			// A restart: the successor is made at once, suspended if it
 			// must wait, as it alone carries the retries left.
-			l := builder.LauncherJob(job, suspend, r.Options)
+			l := r.launcherJob(job, suspend)
 			l.Spec.BackoffLimit = ptr.To(v.(replacement).backoffLimit)
 			return r.create(ctx, job, l)
 		}
@@ -30,7 +29,7 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob
 			// hold a stale copy of the template that Kueue may still edit.
 			return nil
 		}
-		return r.create(ctx, job, builder.LauncherJob(job, false, r.Options))
+		return r.create(ctx, job, r.launcherJob(job, false))
 	}
 	return r.setLauncherSuspend(ctx, job, kids.launcher, suspend)
 }
@@ -63,7 +62,7 @@ func (r *Reconciler) setLauncherSuspend(ctx context.Context, job *kubeflow.MPIJo
 	upd := launcher.DeepCopy()
 	upd.Spec.Suspend = ptr.To(suspend)
 	if !suspend {
-		copySchedulingDirectives(&upd.Spec.Template, &builder.LauncherJob(job, false, r.Options).Spec.Template)
+		copySchedulingDirectives(&upd.Spec.Template, &r.launcherJob(job, false).Spec.Template)
 	}
 	if err := r.Client.Update(ctx, upd); err != nil {
 		return fmt.Errorf("setting suspend=%t on launcher Job: %w", suspend, err)

@@ -1,13 +1,32 @@
 package controller
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
 )
+
+// LeaderGauge is a runnable for the manager: it runs only on the elected
+// leader, and the gauge says so while it does.
+func LeaderGauge() manager.Runnable {
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		isLeader.Set(1)
+		<-ctx.Done()
+		isLeader.Set(0)
+		return nil
+	})
+}
+
+// forgetMetrics drops the series of a job that no longer exists.
+func forgetMetrics(namespace, name string) {
+	jobInfo.DeleteLabelValues(name+"-launcher", namespace)
+}
 
 // Metrics of job outcomes; reconcile errors and durations come from
 // controller-runtime's own controller_runtime_* metrics.
@@ -24,6 +43,15 @@ var (
 	jobsRestarted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "mpi_operator_jobs_restarted_total", Help: "MPIJob restarts.",
 	})
+	// jobInfo is upstream's: 1 for each job, by launcher and namespace.
+	// Unlike upstream's, a job's series goes away with the job.
+	jobInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mpi_operator_job_info", Help: "Information about MPIJob: 1 per job, by launcher name and namespace.",
+	}, []string{"launcher", "namespace"})
+	// isLeader is upstream's: 1 while this replica holds the lease.
+	isLeader = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "mpi_operator_is_leader", Help: "1 while this replica is the leader of the mpi-operator replicas.",
+	})
 	startupLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "mpi_operator_job_startup_seconds",
 		Help:    "Time from an MPIJob's creation (or resume) until it is Running.",
@@ -32,7 +60,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(jobsCreated, jobsSucceeded, jobsFailed, jobsRestarted, startupLatency)
+	metrics.Registry.MustRegister(jobsCreated, jobsSucceeded, jobsFailed, jobsRestarted, jobInfo, isLeader, startupLatency)
 }
 
 // recordTransition counts one transition that was just written.
@@ -41,6 +69,7 @@ func recordTransition(job *kubeflow.MPIJob, t transition, now time.Time) {
 	case t.Resumed:
 	case t.Type == kubeflow.JobCreated:
 		jobsCreated.Inc()
+		jobInfo.WithLabelValues(builder.LauncherName(job), job.Namespace).Set(1)
 	case t.Type == kubeflow.JobSucceeded:
 		jobsSucceeded.Inc()
 	case t.Type == kubeflow.JobFailed:

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +39,7 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*childr
 	// keeps a reconcile of a 1000-worker job from copying 1000 Pods.
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace),
 		client.MatchingFields{podsByJobRole: jobRole(job.Name, builder.RoleWorker)},
-		client.MatchingLabels(builder.RoleLabels(job, builder.RoleWorker)), client.UnsafeDisableDeepCopy); err != nil {
+		client.MatchingLabels(builder.RoleSelectorLabels(job, builder.RoleWorker)), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing worker Pods: %w", err)
 	}
 	n := int(job.Workers())
@@ -49,8 +48,8 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*childr
 		if !metav1.IsControlledBy(pod, job) {
 			continue
 		}
-		idx, err := strconv.Atoi(pod.Labels[kubeflow.LabelReplicaIndex])
-		if err != nil || idx < 0 || idx >= n || pod.Name != builder.WorkerName(job, idx) {
+		idx, ok := builder.WorkerIndex(job, pod.Name)
+		if !ok || idx >= n {
 			kids.surplus = append(kids.surplus, pod)
 			continue
 		}
@@ -97,7 +96,7 @@ func (r *Reconciler) launcherPods(ctx context.Context, job *kubeflow.MPIJob, lau
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace),
 		client.MatchingFields{podsByJobRole: jobRole(job.Name, builder.RoleLauncher)},
-		client.MatchingLabels(builder.RoleLabels(job, builder.RoleLauncher)), client.UnsafeDisableDeepCopy); err != nil {
+		client.MatchingLabels(builder.RoleSelectorLabels(job, builder.RoleLauncher)), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing launcher Pods: %w", err)
 	}
 	var out []*corev1.Pod

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -35,6 +36,9 @@ func (r *Reconciler) getOwned(ctx context.Context, job *kubeflow.MPIJob, name st
 // object is ours (a stale cache hid our own earlier creation), and an error
 // when it is not: the cache only holds objects labelled as ours, so a
 // foreign object of the same name would otherwise go unnoticed forever.
+// An object controlled by the job but made by upstream's operator (an
+// operator swap mid-job) lacks the labels our cache selects by: it is
+// adopted by giving it those labels.
 func (r *Reconciler) create(ctx context.Context, job *kubeflow.MPIJob, obj client.Object) error {
 	err := r.Client.Create(ctx, obj)
 	if err == nil {
@@ -53,6 +57,31 @@ func (r *Reconciler) create(ctx context.Context, job *kubeflow.MPIJob, obj clien
 	if !metav1.IsControlledBy(live, job) {
 		return fmt.Errorf("%T %s exists and is not controlled by this MPIJob", obj, obj.GetName())
 	}
+	return r.adopt(ctx, live, builder.JobLabels(job))
+}
+
+// adopt adds the labels our cache selects by to a child the job controls,
+// so that the cache sees it from now on.
+func (r *Reconciler) adopt(ctx context.Context, live client.Object, want map[string]string) error {
+	labels := maps.Clone(live.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	changed := false
+	for k, v := range want {
+		if labels[k] != v {
+			labels[k], changed = v, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(live.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	live.SetLabels(labels)
+	if err := r.Client.Patch(ctx, live, patch); err != nil {
+		return fmt.Errorf("adopting %T %s: %w", live, live.GetName(), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Adopted a child made by another controller of this MPIJob", "kind", fmt.Sprintf("%T", live), "name", live.GetName())
 	return nil
 }
 

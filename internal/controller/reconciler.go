@@ -19,6 +19,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/gang"
 )
 
 // Reconciler drives MPIJobs. Its dependencies are injected so that tests can
@@ -34,6 +35,9 @@ type Reconciler struct {
 	Options      builder.Options
 	// CreateParallelism caps the Pod creations in flight for one job.
 	CreateParallelism int
+	// Gang groups each job's Pods for a gang scheduler; nil when gang
+	// scheduling is off.
+	Gang gang.Scheduler
 
 	// statusPace and discoverPace space out count-only writes per job.
 	statusPace, discoverPace pacer
@@ -81,10 +85,11 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=get;update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
+// patch on the other children adopts those upstream's operator made.
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // Leader election reports its transitions as core/v1 Events.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -102,6 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.writtenOver.Delete(req.String())
 			r.replaced.Delete(req.String())
 			r.cool.forget(req.String())
+			forgetMetrics(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting MPIJob: %w", err)
@@ -188,6 +194,9 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 		return err
 	}
 	if err := r.ensureConfigMap(ctx, s, kids); err != nil {
+		return err
+	}
+	if formed, err := r.reconcileGang(ctx, s.job); !formed || err != nil {
 		return err
 	}
 	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {

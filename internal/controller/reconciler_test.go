@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,7 +52,13 @@ type fixture struct {
 func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *fixture {
 	t.Helper()
 	f := &fixture{writes: calls{}, recorder: events.NewFakeRecorder(100)}
-	count := func(verb string, obj client.Object) { f.writes[verb+" "+strings.TrimPrefix(typeName(obj), "*v1.")]++ }
+	// Workers are created from parallel goroutines.
+	var mu sync.Mutex
+	count := func(verb string, obj client.Object) {
+		mu.Lock()
+		defer mu.Unlock()
+		f.writes[verb+" "+strings.TrimPrefix(typeName(obj), "*v1.")]++
+	}
 	userCreate, userStatus := funcs.Create, funcs.SubResourceUpdate
 	funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		count("create", obj)
@@ -144,6 +151,9 @@ func TestFirstReconcileMakesChildrenWithOneStatusWrite(t *testing.T) {
 	if ev := f.drainEvents(); len(ev) != 1 || !strings.Contains(ev[0], ReasonCreated) {
 		t.Errorf("events = %q, want one %s", ev, ReasonCreated)
 	}
+	if got := testutil.ToFloat64(jobInfo.WithLabelValues("pi-launcher", "ns")); got != 1 {
+		t.Errorf("mpi_operator_job_info{launcher=pi-launcher,namespace=ns} = %v, want 1", got)
+	}
 
 	// Nothing changed: a second reconcile writes nothing at all.
 	f.writes = calls{}
@@ -157,7 +167,7 @@ func TestFirstReconcileMakesChildrenWithOneStatusWrite(t *testing.T) {
 }
 
 func TestNoEventOrMetricWhenStatusWriteFails(t *testing.T) {
-	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	job := testjob.MakeMPIJob("nowrite", "ns").Workers(1).Obj()
 	f := newFixture(t, interceptor.Funcs{
 		SubResourceUpdate: func(context.Context, client.Client, string, client.Object, ...client.SubResourceUpdateOption) error {
 			return errors.New("etcd is down")
@@ -173,6 +183,9 @@ func TestNoEventOrMetricWhenStatusWriteFails(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(jobsCreated); got != before {
 		t.Errorf("jobs created counter moved from %v to %v without a status write", before, got)
+	}
+	if jobInfo.DeleteLabelValues("nowrite-launcher", "ns") {
+		t.Error("mpi_operator_job_info has a series for a job whose status was never written")
 	}
 }
 

@@ -3,7 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"golang.org/x/time/rate"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/gang"
 )
 
 // CacheOptions restricts the manager's cache to the objects this operator
@@ -29,8 +32,9 @@ import (
 // Services, ConfigMaps and Secrets carrying our operator label. Memory then
 // does not grow with the rest of the cluster. managedFields are
 // dropped, as nothing here reads them. namespaces limits the scope; empty
-// means all.
-func CacheOptions(namespaces []string) cache.Options {
+// means all. groups are the gang scheduler's kinds (gang.Kinds), also
+// held only when labelled as ours.
+func CacheOptions(namespaces []string, groups ...client.Object) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{kubeflow.LabelOperatorName: kubeflow.OperatorName})
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -42,6 +46,9 @@ func CacheOptions(namespaces []string) cache.Options {
 			&corev1.Secret{}:    {Label: ours},
 		},
 	}
+	for _, g := range groups {
+		opts.ByObject[g] = cache.ByObject{Label: ours}
+	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
@@ -51,10 +58,39 @@ func CacheOptions(namespaces []string) cache.Options {
 	return opts
 }
 
+// SetupOptions tune the controller's work queue.
+type SetupOptions struct {
+	// Concurrency is how many MPIJobs are reconciled at once.
+	Concurrency int
+	// QueueQPS and QueueBurst bound, over all jobs, how fast failed
+	// reconciles are retried (upstream's --controller-queue-rate-limit
+	// and --controller-queue-burst); zero means controller-runtime's
+	// defaults.
+	QueueQPS   float64
+	QueueBurst int
+}
+
+// rateLimiter is controller-runtime's default limiter with the overall
+// bucket sized by the options: per job, retries back off from 5 ms to
+// 1000 s.
+func (o SetupOptions) rateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	qps, burst := o.QueueQPS, o.QueueBurst
+	if qps <= 0 {
+		qps = 10
+	}
+	if burst <= 0 {
+		burst = 100
+	}
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 1000*time.Second),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(qps), burst)},
+	)
+}
+
 // SetupWithManager registers the controller: MPIJobs managed by us, their
 // launcher Jobs and worker Pods, and the deletion of their other children
 // (which the controller then makes again).
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podsByJobRole, podJobRole); err != nil {
 		return fmt.Errorf("indexing Pods by job and role: %w", err)
 	}
@@ -67,16 +103,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 		job, ok := o.(*kubeflow.MPIJob)
 		return ok && job.IsManagedByUs()
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("mpijob").
 		For(&kubeflow.MPIJob{}, builder.WithPredicates(managedByUs, predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.Service{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
-		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.cool, clock: r.Clock}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
-		Complete(r)
+		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.cool, clock: r.Clock})
+	// Gang objects are watched only when gang scheduling is on: their
+	// kinds may not exist in the cluster otherwise.
+	for _, kind := range gang.Kinds(r.Gang) {
+		b = b.Owns(kind, builder.WithPredicates(onlyDeletes))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: o.Concurrency, RateLimiter: o.rateLimiter()}).Complete(r)
 }
 
 // podHandler enqueues a worker Pod's MPIJob, once the job's cooldown is

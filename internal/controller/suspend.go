@@ -15,6 +15,7 @@ func (r *Reconciler) suspend(ctx context.Context, s *state, kids *children) erro
 	err := errors.Join(
 		r.deletePods(ctx, s.job, kids.workerPods(func(*corev1.Pod) bool { return true })),
 		r.suspendLauncher(ctx, s.job, kids),
+		r.deleteGroups(ctx, s.job),
 	)
 	updateReplicaStatuses(s, kids)
 	markSuspended(s)

@@ -41,7 +41,7 @@ func (r *Reconciler) createWorkers(ctx context.Context, job *kubeflow.MPIJob, in
 	}
 	r.Expectations.ExpectCreations(key, names...)
 	done, err := slowStartBatch(len(indices), r.CreateParallelism, func(i int) error {
-		pod := builder.WorkerPod(job, indices[i], r.Options)
+		pod := r.workerPod(job, indices[i])
 		if err := r.create(ctx, job, pod); err != nil {
 			// The informer will not report this Pod as new: lower the
 			// expectation now.

@@ -133,3 +133,30 @@ func (w *Wrapper) Defaulted() *kubeflow.MPIJob {
 	kubeflow.SetDefaults(j)
 	return j
 }
+
+// SchedulingPolicy sets runPolicy.schedulingPolicy.
+func (w *Wrapper) SchedulingPolicy(p kubeflow.SchedulingPolicy) *Wrapper {
+	w.Spec.RunPolicy.SchedulingPolicy = &p
+	return w
+}
+
+// Requests sets the requests of the first container of a role.
+func (w *Wrapper) Requests(rt kubeflow.MPIReplicaType, r corev1.ResourceList) *Wrapper {
+	w.Spec.MPIReplicaSpecs[rt].Template.Spec.Containers[0].Resources.Requests = r
+	return w
+}
+
+// PriorityClass sets the priorityClassName of a role's template.
+func (w *Wrapper) PriorityClass(rt kubeflow.MPIReplicaType, name string) *Wrapper {
+	w.Spec.MPIReplicaSpecs[rt].Template.Spec.PriorityClassName = name
+	return w
+}
+
+// Annotation sets an annotation of the MPIJob.
+func (w *Wrapper) Annotation(k, v string) *Wrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[k] = v
+	return w
+}

@@ -136,7 +136,7 @@ func condition(job *kubeflow.MPIJob, ct kubeflow.JobConditionType) *kubeflow.Job
 func workerPods(ctx context.Context, job *kubeflow.MPIJob) ([]corev1.Pod, error) {
 	var list corev1.PodList
 	if err := k8s.List(ctx, &list, client.InNamespace(job.Namespace),
-		client.MatchingLabels(builder.RoleLabels(job, builder.RoleWorker))); err != nil {
+		client.MatchingLabels(builder.RoleSelectorLabels(job, builder.RoleWorker))); err != nil {
 		return nil, err
 	}
 	var out []corev1.Pod

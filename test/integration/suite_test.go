@@ -54,6 +54,9 @@ func operatorConfig(env *envtest.Environment) (*rest.Config, error) {
 			return nil, fmt.Errorf("creating %T: %w", obj, err)
 		}
 	}
+	if operatorKubeconfig, err = user.KubeConfig(); err != nil {
+		return nil, err
+	}
 	return user.Config(), nil
 }
 
@@ -66,6 +69,11 @@ var (
 	k8s       client.Client
 	scheme    = runtime.NewScheme()
 	testClock = clock.RealClock{}
+	// r is the controller under test.
+	r *controller.Reconciler
+	// operatorKubeconfig is a kubeconfig of the operator's identity, for
+	// tests that run the operator's binary.
+	operatorKubeconfig []byte
 )
 
 func TestMain(m *testing.M) {
@@ -113,7 +121,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	r := &controller.Reconciler{
+	r = &controller.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
@@ -122,7 +130,7 @@ func run(m *testing.M) int {
 		Options:           builder.Options{ClusterDomain: clusterDomain},
 		CreateParallelism: 50,
 	}
-	if err := r.SetupWithManager(mgr, 4); err != nil {
+	if err := r.SetupWithManager(mgr, controller.SetupOptions{Concurrency: 4}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -1,0 +1,122 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+// upstreamChildren are the children kubeflow/mpi-operator v0.8 makes for
+// a job, shaped as it shapes them: Secret, Service, ConfigMap and launcher
+// Job labelled only "app: <job>", workers without replica-type, the
+// hostfile in its own format.
+func upstreamChildren(job *kubeflow.MPIJob) []client.Object {
+	ns, name := job.Namespace, job.Name
+	meta := func(n string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{
+			Name: n, Namespace: ns, Labels: map[string]string{"app": name},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, kubeflow.GroupVersion.WithKind(kubeflow.Kind))},
+		}
+	}
+	podLabels := func(role string) map[string]string {
+		return map[string]string{
+			kubeflow.LabelOperatorName: kubeflow.OperatorName,
+			kubeflow.LabelJobName:      name,
+			kubeflow.LabelJobRole:      role,
+		}
+	}
+	container := corev1.Container{Name: "mpi", Image: "mpioperator/mpi-pi:openmpi"}
+	objs := []client.Object{
+		&corev1.Secret{ObjectMeta: meta(name + "-ssh"), Type: corev1.SecretTypeSSHAuth, Data: map[string][]byte{
+			corev1.SSHAuthPrivateKey: []byte("upstream's ECDSA key"), "ssh-publickey": []byte("ecdsa-sha2-nistp521 AAAA"),
+		}},
+		&corev1.Service{ObjectMeta: meta(name), Spec: corev1.ServiceSpec{
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  map[string]string{kubeflow.LabelOperatorName: kubeflow.OperatorName, kubeflow.LabelJobName: name},
+		}},
+		&corev1.ConfigMap{ObjectMeta: meta(name + "-config"), Data: map[string]string{
+			"hostfile": fmt.Sprintf("%s-worker-0.%s.%s.svc slots=1\n%s-worker-1.%s.%s.svc slots=1\n", name, name, ns, name, name, ns),
+		}},
+		&batchv1.Job{ObjectMeta: meta(name + "-launcher"), Spec: batchv1.JobSpec{
+			BackoffLimit:         ptr.To[int32](6),
+			PodReplacementPolicy: ptr.To(batchv1.Failed),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels("launcher")},
+				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyOnFailure, Containers: []corev1.Container{container}},
+			},
+		}},
+	}
+	for i := range 2 {
+		pod := &corev1.Pod{ObjectMeta: meta(fmt.Sprintf("%s-worker-%d", name, i)), Spec: corev1.PodSpec{
+			Hostname: fmt.Sprintf("%s-worker-%d", name, i), Subdomain: name, Containers: []corev1.Container{container},
+		}}
+		pod.Labels = podLabels("worker")
+		pod.Labels[kubeflow.LabelReplicaIndex] = fmt.Sprint(i)
+		objs = append(objs, pod)
+	}
+	return objs
+}
+
+// TestAdoptsTheChildrenUpstreamsOperatorMade is an operator swap mid-job:
+// upstream's operator made every child, then this one starts. It must
+// take them over (none replaced, none duplicated) and carry the job on.
+func TestAdoptsTheChildrenUpstreamsOperatorMade(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	key := ns + "/pi"
+	// Until the children exist, this controller acts as if it were not
+	// running yet: it waits for a creation that only the test reports.
+	const hold = "operator-not-started"
+	r.Expectations.ExpectCreations(key, hold)
+	job := createJob(t, testjob.MakeMPIJob("pi", ns).Workers(2).Obj())
+	uids := map[string]types.UID{}
+	for _, obj := range upstreamChildren(job) {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatalf("creating upstream's %T %s: %v", obj, obj.GetName(), err)
+		}
+		uids[fmt.Sprintf("%T/%s", obj, obj.GetName())] = obj.GetUID()
+	}
+	r.Expectations.CreationObserved(key, hold)
+
+	runWorkers(t, job, 2)
+	startLauncher(t, job)
+	waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
+
+	eventually(t, "every child adopted, none replaced", func(ctx context.Context) (bool, error) {
+		for _, obj := range upstreamChildren(job) {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return false, err
+			}
+			id := fmt.Sprintf("%T/%s", obj, obj.GetName())
+			if obj.GetUID() != uids[id] {
+				return false, fmt.Errorf("%s was replaced", id)
+			}
+			if l := obj.GetLabels(); l[kubeflow.LabelOperatorName] != kubeflow.OperatorName || l[kubeflow.LabelJobName] != "pi" {
+				return false, fmt.Errorf("%s not adopted: labels %v", id, l)
+			}
+		}
+		return true, nil
+	})
+	if pods, err := workerPods(ctx, job); err != nil || len(pods) != 2 {
+		t.Errorf("worker Pods: %d, %v; want upstream's 2", len(pods), err)
+	}
+	cm := &corev1.ConfigMap{}
+	eventually(t, "hostfile rewritten in this operator's format", func(ctx context.Context) (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pi-config"}, cm)
+		want := fmt.Sprintf("pi-worker-0.pi.%s.svc.%s slots=1\npi-worker-1.pi.%s.svc.%s slots=1\n", ns, clusterDomain, ns, clusterDomain)
+		return err == nil && cm.Data["hostfile"] == want, fmt.Errorf("hostfile %q: %w", cm.Data["hostfile"], err)
+	})
+
+	finishLauncher(t, job, true, "", "")
+	waitCondition(t, job, kubeflow.JobSucceeded, corev1.ConditionTrue)
+}

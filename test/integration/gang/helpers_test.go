@@ -1,0 +1,123 @@
+package gang
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// timeout bounds every wait; it is a failure deadline, not a measurement.
+const timeout = 30 * time.Second
+
+func zapLevel() zapcore.Level {
+	if v, err := strconv.Atoi(os.Getenv("TEST_LOG_VERBOSITY")); err == nil {
+		return zapcore.Level(-v)
+	}
+	return zapcore.ErrorLevel
+}
+
+// eventually polls cond until it returns true, and fails the test with the
+// last error it gave after timeout.
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true,
+		func(ctx context.Context) (bool, error) {
+			ok, err := cond(ctx)
+			last = err
+			return ok, nil
+		})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	}
+}
+
+// get waits until obj (named by its namespace and name) exists, and reads it.
+func get(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%T %s/%s", obj, obj.GetNamespace(), obj.GetName()), func(ctx context.Context) (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		return err == nil, err
+	})
+}
+
+// gone waits until obj no longer exists.
+func gone(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%T %s/%s deleted", obj, obj.GetNamespace(), obj.GetName()), func(ctx context.Context) (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		return apierrors.IsNotFound(err), err
+	})
+}
+
+// named is an empty obj with the job's namespace and the given name.
+func named[T client.Object](obj T, job *kubeflow.MPIJob, name string) T {
+	obj.SetNamespace(job.Namespace)
+	obj.SetName(name)
+	return obj
+}
+
+func updateJob(t *testing.T, job *kubeflow.MPIJob, mutate func(*kubeflow.MPIJob)) {
+	t.Helper()
+	eventually(t, "updating MPIJob", func(ctx context.Context) (bool, error) {
+		got := &kubeflow.MPIJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+			return false, err
+		}
+		mutate(got)
+		return true, k8s.Update(ctx, got)
+	})
+}
+
+// readyWorkers plays kubelet: the job's n workers run and are Ready.
+func readyWorkers(t *testing.T, job *kubeflow.MPIJob, n int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	for i := range n {
+		p := named(&corev1.Pod{}, job, fmt.Sprintf("%s-worker-%d", job.Name, i))
+		get(t, p)
+		eventually(t, "a Ready worker", func(ctx context.Context) (bool, error) {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+				return false, err
+			}
+			p.Status.Phase = corev1.PodRunning
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+			return true, k8s.Status().Update(ctx, p)
+		})
+		pods = append(pods, *p)
+	}
+	return pods
+}
+
+// finishLauncher plays the Job controller: the launcher Job succeeds.
+func finishLauncher(t *testing.T, job *kubeflow.MPIJob) {
+	t.Helper()
+	eventually(t, "launcher Job succeeded", func(ctx context.Context) (bool, error) {
+		l := named(&batchv1.Job{}, job, job.Name+"-launcher")
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(l), l); err != nil {
+			return false, err
+		}
+		now := metav1.Now()
+		l.Status.StartTime = &now
+		l.Status.Succeeded = 1
+		l.Status.CompletionTime = &now
+		l.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}
+		return true, k8s.Status().Update(ctx, l)
+	})
+}

@@ -1,0 +1,166 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+// upstreamVersion is the release of kubeflow/mpi-operator whose files
+// (manifests, images, examples) the compatibility tests use as they are.
+const upstreamVersion = "v0.8.2"
+
+// upstreamModule is the folder of upstream's module, fetched through the
+// Go module proxy like any dependency.
+func upstreamModule(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/kubeflow/mpi-operator@"+upstreamVersion).Output()
+	if err != nil {
+		t.Fatalf("go mod download github.com/kubeflow/mpi-operator@%s: %v", upstreamVersion, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("no module folder in %s: %v", out, err)
+	}
+	return mod.Dir
+}
+
+// upstreamDeployment renders upstream's standalone install with kustomize
+// (kubectl's) and returns its Deployment.
+func upstreamDeployment(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	out, err := exec.Command("kubectl", "kustomize", filepath.Join(upstreamModule(t), "manifests", "overlays", "standalone")).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize upstream's manifests: %v", err)
+	}
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		d := &appsv1.Deployment{}
+		if err := yaml.Unmarshal([]byte(doc), d); err == nil && d.Kind == "Deployment" {
+			return d
+		}
+	}
+	t.Fatal("no Deployment in upstream's manifests")
+	return nil
+}
+
+// syncBuffer collects a process's output while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestUpstreamDeploymentStartsThisBinary runs this operator's binary with
+// the arguments and environment of upstream's own Deployment (only the
+// image differs): it must start, take the leader lease in the namespace
+// upstream's --lock-namespace names, and run MPIJobs.
+func TestUpstreamDeploymentStartsThisBinary(t *testing.T) {
+	d := upstreamDeployment(t)
+	c := d.Spec.Template.Spec.Containers[0]
+	if len(c.Command) != 0 {
+		t.Fatalf("upstream's Deployment now sets a command %q: update this test", c.Command)
+	}
+	lockNS := d.Namespace
+	t.Logf("upstream's Deployment: args %q, namespace %s", c.Args, lockNS)
+
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "mpi-operator")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/mpi-operator").CombinedOutput(); err != nil {
+		t.Fatalf("building the operator: %v\n%s", err, out)
+	}
+	kubeconfig := filepath.Join(tmp, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, operatorKubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lockNS}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+
+	// The job is held off the in-process controller, so that only the
+	// binary can make its children.
+	ns := newNamespace(t)
+	const hold = "reconciled-by-the-binary"
+	r.Expectations.ExpectCreations(ns+"/pi", hold)
+	t.Cleanup(func() { r.Expectations.CreationObserved(ns+"/pi", hold) })
+
+	// In a Pod the metrics and probe ports are the Pod's own; here they
+	// would be the machine's, so the harness turns them off after
+	// upstream's arguments.
+	args := append(append([]string{}, c.Args...), "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	for _, e := range c.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		<-exited
+		if t.Failed() {
+			t.Logf("operator's output:\n%s", logs.String())
+		}
+	})
+
+	eventually(t, "the binary holds the lease in upstream's lock namespace", func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("the binary exited: %v\n%s", err, logs.String())
+		default:
+		}
+		lease := &coordinationv1.Lease{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: lockNS, Name: "mpi-operator"}, lease); err != nil {
+			return false, err
+		}
+		holder := ""
+		if lease.Spec.HolderIdentity != nil {
+			holder = *lease.Spec.HolderIdentity
+		}
+		return holder != "", fmt.Errorf("lease held by %q", holder)
+	})
+	job := createJob(t, testjob.MakeMPIJob("pi", ns).Workers(2).Obj())
+	waitWorkers(t, job, 2)
+	launcherJob(t, job)
+	waitCondition(t, job, kubeflow.JobCreated, corev1.ConditionTrue)
+	for _, want := range []string{"--lock-namespace (kubeflow/mpi-operator's) taken as --leader-election-namespace", "[-alsologtostderr] accepted and ignored"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the binary's log does not say %q", want)
+		}
+	}
+}
