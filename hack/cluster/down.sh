@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stops the local cluster that up.sh started and undoes what it did to the
-# machine: its processes and containers, mounts, network namespaces, the
+# machine: its processes (both nodes' kubelets and containerds, the
+# registry) and containers, mounts, network namespaces, cgroups, the
 # bridge and the sysctls kubelet changed. The cluster's data (etcd, PKI)
 # stays for a fast restart unless --purge is given.
 #
@@ -23,15 +24,18 @@ stop() {
   rm -f "$DIR/pids/$name"
 }
 
-stop kubelet
-if running containerd; then
-  echo ">> killing containers" >&2
-  for id in $(ctr tasks ls -q 2>/dev/null); do ctr tasks kill -s SIGKILL "$id" >/dev/null 2>&1; done
-  sleep 1
-fi
-stop containerd
-pkill -KILL -f -- "containerd-shim.*-address $CONTAINERD_SOCK" 2>/dev/null
-for name in coredns kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$name"; done
+for n in "${NODES[@]}"; do node_vars "$n"; stop "kubelet$N_SUFFIX"; done
+for n in "${NODES[@]}"; do
+  node_vars "$n"
+  if running "containerd$N_SUFFIX"; then
+    echo ">> killing containers of $N_NAME" >&2
+    for id in $(ctr_on "$N_SOCK" tasks ls -q 2>/dev/null); do ctr_on "$N_SOCK" tasks kill -s SIGKILL "$id" >/dev/null 2>&1; done
+    sleep 1
+  fi
+  stop "containerd$N_SUFFIX"
+  pkill -KILL -f -- "containerd-shim.*-address $N_SOCK" 2>/dev/null
+done
+for name in registry coredns kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$name"; done
 
 # Mounts under the cluster's directory (volumes, rootfs), deepest first.
 awk -v d="$DIR/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
@@ -44,6 +48,18 @@ if [ -f "$DIR/sysctls.saved" ]; then
   rm -f "$DIR/sysctls.saved"
 fi
 rm -rf "$DIR/cni-ipam" "$DIR/containerd/state"
+# What the other nodes made outside $DIR: their kubelets' cgroup roots
+# (empty now that their containers are gone) and the links to their Pods'
+# logs in /var/log/containers; inside it, runc and containerd state.
+for n in "${NODES[@]}"; do
+  [ "$n" = 1 ] && continue
+  node_vars "$n"
+  for h in /sys/fs/cgroup/*/; do
+    [ -d "${h%/}$N_CGROUP" ] && find "${h%/}$N_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  find /var/log/containers -maxdepth 1 -type l -lname "$N_DIR/*" -delete 2>/dev/null
+  rm -rf "$N_DIR/containerd/state" "$N_DIR/runc"
+done
 if [ "${1:-}" = --purge ]; then
   rm -rf "$DIR"
 fi

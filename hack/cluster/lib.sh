@@ -19,12 +19,38 @@ CONTROLLER_MANAGER_PORT=${CONTROLLER_MANAGER_PORT:-10257}
 SCHEDULER_PORT=${SCHEDULER_PORT:-10259}
 REGISTRY=mpi-operator.local
 CONTAINERD_SOCK=$DIR/containerd/containerd.sock
+# A registry on loopback (hack/imagetool/registry) that every node's
+# containerd uses as its docker.io mirror: upstream's images
+# (mpioperator/mpi-pi:openmpi, ...) are pulled from it as from Docker Hub.
+REGISTRY_PORT=${REGISTRY_PORT:-15000}
+MIRROR_ADDR=127.0.0.1:$REGISTRY_PORT
+# The nodes: each a kubelet with its own containerd, all on the bridge
+# $BRIDGE and one host-local IPAM store, so Pod addresses never clash.
+NODES=(1 2)
 # MPI images loaded into the cluster; the first also runs the DNS check.
 read -r -a CLUSTER_IMAGES <<< "${MPI_IMAGES:-openmpi openmpi5 mpich}"
 export KUBECONFIG=$DIR/admin.conf
 
 kctl() { "$DIR/bin/kubectl" --kubeconfig "$DIR/admin.conf" "$@"; }
 ctr() { command ctr --address "$CONTAINERD_SOCK" -n k8s.io "$@"; }
+
+# node_vars N sets the N_* variables of node N. Node 1 keeps the paths and
+# ports the single-node cluster had; node N > 1 lives under $DIR/nodeN,
+# with its own kubelet ports, pod log directory and cgroup root (two
+# kubelets with the cgroupfs driver must not manage the same kubepods
+# cgroups), and its own runc state.
+node_vars() {
+  if [ "$1" = 1 ]; then
+    N_NAME=$NODE_NAME N_DIR=$DIR N_SUFFIX="" N_PORT=10250 N_HEALTHZ=10248 N_CGROUP=""
+  else
+    N_NAME=$NODE_NAME-$1 N_DIR=$DIR/node$1 N_SUFFIX=-$1
+    N_PORT=$((10250 + 100 * ($1 - 1))) N_HEALTHZ=$((10248 + 100 * ($1 - 1))) N_CGROUP=/mpi-operator-node$1
+  fi
+  N_SOCK=$N_DIR/containerd/containerd.sock
+}
+
+# ctr_on SOCK ARGS: ctr against one node's containerd.
+ctr_on() { local sock=$1; shift; command ctr --address "$sock" -n k8s.io "$@"; }
 
 # running NAME: the process of NAME's pid file is alive.
 running() {

@@ -172,14 +172,45 @@ control_plane() {
     --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false
 }
 
+# registry_up starts the loopback registry and pushes upstream's images
+# (built once by hack/images/upstream.sh from upstream's Dockerfiles) to it.
+# The registry keeps manifests in memory: after a start they are pushed
+# again, their blobs being on disk already.
+registry_up() {
+  local tool=$REPO/hack/imagetool
+  local key; key=$(cat "$tool/go.mod" "$tool/go.sum" "$tool"/registry/*.go | sha256sum | cut -c1-12)
+  local cache=${MPI_OPERATOR_CACHE:-$HOME/.cache/mpi-operator}/bin
+  local bin=$cache/registry-$key
+  if [ ! -x "$bin" ]; then
+    mkdir -p "$cache"
+    (cd "$tool" && go build -o "$bin.tmp" ./registry && mv "$bin.tmp" "$bin")
+  fi
+  start registry "$bin" -addr "$MIRROR_ADDR" -dir "$DIR/registry"
+  wait_for registry 30 curl -sf "http://$MIRROR_ADDR/v2/"
+  step "upstream's images (built once from its Dockerfiles, ~10 min cold), pushed to $MIRROR_ADDR"
+  UPSTREAM_STORE=$("$REPO/hack/images/upstream.sh" --push "$MIRROR_ADDR")
+}
+
+# containerd_up N: node N's containerd, docker.io mirrored to the registry.
 containerd_up() {
-  mkdir -p "$DIR/containerd"
-  cat > "$DIR/containerd/config.toml" <<EOF
+  node_vars "$1"
+  local d=$N_DIR/containerd runc_root=""
+  mkdir -p "$d/certs.d/docker.io"
+  [ "$1" = 1 ] || runc_root="Root = \"$N_DIR/runc\""
+  cat > "$d/certs.d/docker.io/hosts.toml" <<EOF
+server = "https://registry-1.docker.io"
+
+[host."http://$MIRROR_ADDR"]
+  capabilities = ["pull", "resolve"]
+EOF
+  cat > "$d/config.toml.new" <<EOF
 version = 2
-root = "$DIR/containerd/root"
-state = "$DIR/containerd/state"
+root = "$d/root"
+state = "$d/state"
 [grpc]
-  address = "$CONTAINERD_SOCK"
+  address = "$N_SOCK"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/opt"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$REGISTRY/pause:e2e"
   # This machine's root lacks CAP_SYS_RESOURCE: without this no sandbox starts.
@@ -191,33 +222,74 @@ state = "$DIR/containerd/state"
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        $runc_root
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$DIR/cni"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$d/certs.d"
 EOF
-  start containerd containerd --config "$DIR/containerd/config.toml"
-  wait_for containerd 30 ctr version
+  replace_config "containerd$N_SUFFIX" "$d/config.toml"
+  start "containerd$N_SUFFIX" containerd --config "$d/config.toml"
+  wait_for "containerd$N_SUFFIX" 30 ctr_on "$N_SOCK" version
 }
 
+# import_images loads the project's own images (mpi-operator.local/...,
+# never pulled) into every node's containerd.
 import_images() {
   step "images (built once: Debian root filesystems and static Go binaries)"
-  local img
-  for img in $("$REPO/hack/images/build.sh" pause operator "${CLUSTER_IMAGES[@]}"); do
-    local ref; ref=$(tar -xOf "$img" manifest.json | sed -n 's/.*"RepoTags":\["\([^"]*\)".*/\1/p')
-    local digest; digest=$(tar -xOf "$img" manifest.json | sha256sum | cut -c1-16)
-    if [ "$(cat "$DIR/images/$(basename "$ref")" 2>/dev/null)" != "$digest" ] || ! ctr images ls -q | grep -qx "$ref"; then
-      step "importing $ref"
-      IMPORTED+=("$ref")
-      ctr images import "$img" >/dev/null
-      mkdir -p "$DIR/images"
-      echo "$digest" > "$DIR/images/$(basename "$ref")"
+  local imgs; imgs=$("$REPO/hack/images/build.sh" pause operator "${CLUSTER_IMAGES[@]}")
+  local n img
+  for n in "${NODES[@]}"; do
+    node_vars "$n"
+    for img in $imgs; do
+      local ref; ref=$(tar -xOf "$img" manifest.json | sed -n 's/.*"RepoTags":\["\([^"]*\)".*/\1/p')
+      local digest; digest=$(tar -xOf "$img" manifest.json | sha256sum | cut -c1-16)
+      if [ "$(cat "$N_DIR/images/$(basename "$ref")" 2>/dev/null)" != "$digest" ] || ! ctr_on "$N_SOCK" images ls -q | grep -qx "$ref"; then
+        step "importing $ref into $N_NAME"
+        IMPORTED+=("$ref")
+        ctr_on "$N_SOCK" images import "$img" >/dev/null
+        mkdir -p "$N_DIR/images"
+        echo "$digest" > "$N_DIR/images/$(basename "$ref")"
+      fi
+    done
+    # Pods pull upstream's images (IfNotPresent for pi.yaml): a node must
+    # not keep running an older build of them after a rebuild.
+    if [ "$(cat "$N_DIR/images/upstream" 2>/dev/null)" != "$UPSTREAM_STORE" ]; then
+      local old; old=$(ctr_on "$N_SOCK" images ls -q | grep '^docker.io/mpioperator/' || true)
+      if [ -n "$old" ]; then
+        step "removing $N_NAME's pulls of upstream's previous images"
+        # shellcheck disable=SC2086 # one reference per word
+        ctr_on "$N_SOCK" images rm $old >/dev/null
+      fi
+      mkdir -p "$N_DIR/images"
+      echo "$UPSTREAM_STORE" > "$N_DIR/images/upstream"
     fi
   done
 }
 
+# kubelet_up N: node N's kubelet. Nodes after the first get their own
+# client certificate (the NodeRestriction admission plugin lets a kubelet
+# write only its own Node), ports, root and pod log directories, and a
+# cgroup root of their own.
 kubelet_up() {
+  node_vars "$1"
   save_sysctls
-  cat > "$DIR/kubelet.yaml.new" <<EOF
+  local extra=""
+  if [ "$1" != 1 ]; then
+    mkdir -p "$N_DIR"
+    if [ ! -f "$N_DIR/kubelet.conf" ]; then
+      "$DIR/bin/kubeadm" kubeconfig user --config "$DIR/kubeadm.yaml" --client-name "system:node:$N_NAME" \
+        --org system:nodes > "$N_DIR/kubelet.conf.tmp" 2>>"$LOGS/kubeadm.log"
+      mv "$N_DIR/kubelet.conf.tmp" "$N_DIR/kubelet.conf"
+    fi
+    cgroup_root "$N_CGROUP"
+    extra="port: $N_PORT
+healthzPort: $N_HEALTHZ
+cgroupRoot: $N_CGROUP
+podLogsDir: $N_DIR/pod-logs"
+  fi
+  cat > "$N_DIR/kubelet.yaml.new" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: $NODE_IP
@@ -228,38 +300,58 @@ failSwapOn: false
 oomScoreAdj: 0
 clusterDNS: [$NODE_IP]
 clusterDomain: $CLUSTER_DOMAIN
-containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+containerRuntimeEndpoint: unix://$N_SOCK
 authentication:
   anonymous: {enabled: false}
   webhook: {enabled: true}
   x509: {clientCAFile: $DIR/pki/ca.crt}
 authorization: {mode: Webhook}
-# The images were imported, not pulled: they can never be pulled again.
+# The project's own images were imported, not pulled: they can never be
+# pulled again.
 imageGCHighThresholdPercent: 100
 # ConfigMap updates (hostfile after a scale) reach Pods within a sync.
 syncFrequency: 10s
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
 resolvConf: $DIR/resolv.conf
+$extra
 EOF
-  replace_config kubelet "$DIR/kubelet.yaml"
+  replace_config "kubelet$N_SUFFIX" "$N_DIR/kubelet.yaml"
   # Pods resolve through the cluster DNS only; the host's search list and
   # resolvers are not theirs.
   : > "$DIR/resolv.conf"
-  running kubelet || KUBELET_STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  start kubelet "$DIR/bin/kubelet" --config "$DIR/kubelet.yaml" --kubeconfig "$DIR/kubelet.conf" \
-    --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" --root-dir "$DIR/kubelet" --cert-dir "$DIR/kubelet/pki"
-  step "waiting for node $NODE_NAME to be Ready"
-  wait_for "node Ready" 120 node_ready
+  local started=""
+  running "kubelet$N_SUFFIX" || started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  [ -z "$started" ] || KUBELET_STARTED=$started
+  start "kubelet$N_SUFFIX" "$DIR/bin/kubelet" --config "$N_DIR/kubelet.yaml" --kubeconfig "$N_DIR/kubelet.conf" \
+    --node-ip "$NODE_IP" --hostname-override "$N_NAME" --root-dir "$N_DIR/kubelet" --cert-dir "$N_DIR/kubelet/pki"
+  step "waiting for node $N_NAME to be Ready"
+  wait_for "node $N_NAME Ready" 120 node_ready "$N_NAME" "$started"
 }
 
-# node_ready: Ready, untainted, and (after a kubelet start) reported by
-# this kubelet, not left over from the previous one.
+# cgroup_root PATH creates a kubelet's cgroup root in every cgroup v1
+# hierarchy (the kubelet checks that it exists), with the machine's CPUs
+# and memory nodes in cpuset.
+cgroup_root() {
+  local h
+  for h in /sys/fs/cgroup/*/; do
+    [ -f "${h}cgroup.procs" ] || continue
+    [ "$(basename "$h")" = unified ] && continue
+    mkdir -p "${h%/}$1"
+    if [ -f "${h}cpuset.cpus" ]; then
+      [ -n "$(cat "${h%/}$1/cpuset.cpus")" ] || cat "${h}cpuset.cpus" > "${h%/}$1/cpuset.cpus"
+      [ -n "$(cat "${h%/}$1/cpuset.mems")" ] || cat "${h}cpuset.mems" > "${h%/}$1/cpuset.mems"
+    fi
+  done
+}
+
+# node_ready NAME STARTED: Ready, untainted, and (after a kubelet start at
+# STARTED) reported by this kubelet, not left over from the previous one.
 node_ready() {
   local ready
-  ready=$(kctl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}')
-  [ "${ready%% *}" = True ] && [[ ! "${ready#* }" < "$KUBELET_STARTED" ]] &&
-    ! kctl get node "$NODE_NAME" -o jsonpath='{.spec.taints}' | grep -q not-ready
+  ready=$(kctl get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}')
+  [ "${ready%% *}" = True ] && [[ ! "${ready#* }" < "$2" ]] &&
+    ! kctl get node "$1" -o jsonpath='{.spec.taints}' | grep -q not-ready
 }
 
 dns_up() {

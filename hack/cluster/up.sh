@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Starts a single-node Kubernetes cluster on this machine, built from the Go
+# Starts a two-node Kubernetes cluster on this machine, built from the Go
 # module proxy and Debian's packages: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, containerd + runc, kubelet, a CNI
-# bridge and CoreDNS. Idempotent: what runs already is left running, what is
-# built already is reused. Nothing leaves the machine: the apiserver reaches
-# the kubelet by IP, and DNS answers only for the cluster.
+# kube-controller-manager, kube-scheduler, per node a kubelet with its own
+# containerd + runc, one CNI bridge for both, CoreDNS, and a loopback
+# registry that mirrors docker.io with upstream's images. Idempotent: what
+# runs already is left running, what is built already is reused. Nothing
+# leaves the machine: the apiserver reaches the kubelets by IP, and DNS
+# answers only for the cluster.
 #
 # usage: hack/cluster/up.sh        then: export KUBECONFIG=$(hack/cluster/kubeconfig.sh)
 # stop:  hack/cluster/down.sh
@@ -17,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/steps.sh"
 
 IMPORTED=()
+UPSTREAM_STORE=""
 KUBELET_STARTED=""
 
 main() {
@@ -27,10 +30,12 @@ main() {
   pki
   network
   control_plane
-  containerd_up
+  registry_up
+  local n
+  for n in "${NODES[@]}"; do containerd_up "$n"; done
   import_images
   dns_up
-  kubelet_up
+  for n in "${NODES[@]}"; do kubelet_up "$n"; done
   deploy_operator
   check_dns
   step "cluster up in $((SECONDS - start_s))s; KUBECONFIG=$DIR/admin.conf; logs in $LOGS"

@@ -73,15 +73,7 @@ var (
 // /home/mpiuser/.ssh, sshd on port 2222).
 func mpiJob(t *testing.T, img image, nonRoot bool, workers int32, command ...string) *kubeflow.MPIJob {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-%s-%d", runID, nsCounter.Add(1))}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			_ = k8s.Delete(context.Background(), ns)
-		}
-	})
+	ns := newNamespace(t)
 	ref := "mpi-operator.local/" + img.name + ":e2e"
 	container := func(name string, cmd []string) corev1.Container {
 		c := corev1.Container{Name: name, Image: ref, ImagePullPolicy: corev1.PullNever, Command: cmd}
@@ -92,7 +84,7 @@ func mpiJob(t *testing.T, img image, nonRoot bool, workers int32, command ...str
 	}
 	var workerCmd []string
 	job := &kubeflow.MPIJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "mpi", Namespace: ns.Name},
+		ObjectMeta: metav1.ObjectMeta{Name: "mpi", Namespace: ns},
 		Spec: kubeflow.MPIJobSpec{
 			MPIImplementation: img.impl,
 			MPIReplicaSpecs: map[kubeflow.MPIReplicaType]*kubeflow.ReplicaSpec{
@@ -111,6 +103,22 @@ func mpiJob(t *testing.T, img image, nonRoot bool, workers int32, command ...str
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{container("worker", workerCmd)}}},
 	}
 	return job
+}
+
+// newNamespace creates a namespace for one test, deleted after it unless
+// the test failed (its objects are then left to look at).
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-%s-%d", runID, nsCounter.Add(1))}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = k8s.Delete(context.Background(), ns)
+		}
+	})
+	return ns.Name
 }
 
 func create(t *testing.T, job *kubeflow.MPIJob) {
