@@ -127,6 +127,11 @@ wait_for() {
 
 # APISERVER_EXTRA_ARGS holds more kube-apiserver flags, split on spaces:
 # the benchmark cluster's audit log.
+# Kubernetes' own gang scheduling (the Workload API, scheduling.k8s.io
+# v1alpha3, and kube-scheduler's GangScheduling plugin) is beta and off by
+# default in 1.37; the local cluster turns it on so that the operator's
+# --gang-scheduling=kubernetes can be proven on a real scheduler.
+FEATURE_GATES=GenericWorkload=true
 control_plane() {
   start etcd "$DIR/bin/etcd" --data-dir "$DIR/etcd" --name node \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
@@ -149,6 +154,7 @@ control_plane() {
     --proxy-client-cert-file "$p/front-proxy-client.crt" --proxy-client-key-file "$p/front-proxy-client.key" \
     --requestheader-allowed-names front-proxy-client --requestheader-extra-headers-prefix X-Remote-Extra- \
     --requestheader-group-headers X-Remote-Group --requestheader-username-headers X-Remote-User \
+    --feature-gates "$FEATURE_GATES" --runtime-config scheduling.k8s.io/v1alpha3=true \
     ${APISERVER_EXTRA_ARGS:-}
   wait_for "kube-apiserver /readyz" 60 "$DIR/bin/kubectl" --kubeconfig "$DIR/super-admin.conf" get --raw /readyz
   # What kubeadm init would do: admin.conf's group gets cluster-admin, and
@@ -160,14 +166,14 @@ control_plane() {
     "${sa[@]}" create clusterrolebinding kube-apiserver-kubelet-client --clusterrole=system:kubelet-api-admin \
       --user=kube-apiserver-kubelet-client --dry-run=client -o yaml
   } | "${sa[@]}" apply -f - >/dev/null
-  start kube-controller-manager "$DIR/bin/kube-controller-manager" \
+  start kube-controller-manager "$DIR/bin/kube-controller-manager" --feature-gates "$FEATURE_GATES" \
     --kubeconfig "$DIR/controller-manager.conf" \
     --authentication-kubeconfig "$DIR/controller-manager.conf" --authorization-kubeconfig "$DIR/controller-manager.conf" \
     --bind-address 127.0.0.1 --secure-port "$CONTROLLER_MANAGER_PORT" --leader-elect=false --use-service-account-credentials=true \
     --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
     --root-ca-file "$p/ca.crt" --service-account-private-key-file "$p/sa.key" \
     --service-cluster-ip-range "$SERVICE_CIDR" --allocate-node-cidrs=false
-  start kube-scheduler "$DIR/bin/kube-scheduler" --kubeconfig "$DIR/scheduler.conf" \
+  start kube-scheduler "$DIR/bin/kube-scheduler" --feature-gates "$FEATURE_GATES" --kubeconfig "$DIR/scheduler.conf" \
     --authentication-kubeconfig "$DIR/scheduler.conf" --authorization-kubeconfig "$DIR/scheduler.conf" \
     --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false
 }
