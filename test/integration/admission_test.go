@@ -21,6 +21,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
+	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 )
 
 // admissionBaseManifest is the job every admission case starts from: the CRD accepts
@@ -486,7 +487,7 @@ func restrictTo(want, got any) any {
 // status writes.
 func tryUpdateJob(job *kubeflow.MPIJob, mutate func(*kubeflow.MPIJob)) error {
 	ctx := context.Background()
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(envtestutil.Timeout)
 	for {
 		got, err := getJob(ctx, job)
 		if err != nil {

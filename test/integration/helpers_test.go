@@ -3,34 +3,21 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 )
-
-// timeout bounds every wait; it is a failure deadline, not a measurement.
-const timeout = 30 * time.Second
-
-func zapLevel() zapcore.Level {
-	if v, err := strconv.Atoi(os.Getenv("TEST_LOG_VERBOSITY")); err == nil {
-		return zapcore.Level(-v)
-	}
-	return zapcore.ErrorLevel
-}
 
 var nsCounter atomic.Int32
 
@@ -44,20 +31,10 @@ func newNamespace(t *testing.T) string {
 	return ns.Name
 }
 
-// eventually polls cond until it returns true, and fails the test with the
-// last error it gave after timeout.
+// eventually polls cond until it returns true (see envtestutil).
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true,
-		func(ctx context.Context) (bool, error) {
-			ok, err := cond(ctx)
-			last = err
-			return ok, nil
-		})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
-	}
+	envtestutil.Eventually(t, what, cond)
 }
 
 // consistently checks that cond holds for the whole of d.

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -19,46 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
 	"github.com/mpi-operator/mpi-operator/internal/controller"
+	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 )
-
-// operatorConfig is a client config for a user bound to nothing but the
-// ClusterRole of config/rbac, which is what the operator gets when
-// deployed: every scenario then also proves that role is enough.
-func operatorConfig(env *envtest.Environment) (*rest.Config, error) {
-	const name = "system:serviceaccount:mpi-operator:mpi-operator"
-	user, err := env.ControlPlane.AddUser(envtest.User{Name: name, Groups: []string{"system:serviceaccounts"}}, nil)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(raw, role); err != nil {
-		return nil, fmt.Errorf("decoding role.yaml: %w", err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}},
-	}
-	ctx := context.Background()
-	for _, obj := range []client.Object{role, binding} {
-		if err := k8s.Create(ctx, obj); err != nil {
-			return nil, fmt.Errorf("creating %T: %w", obj, err)
-		}
-	}
-	if operatorKubeconfig, err = user.KubeConfig(); err != nil {
-		return nil, err
-	}
-	return user.Config(), nil
-}
 
 // clusterDomain differs from the default on purpose: the tests then prove
 // the flag reaches the hostfile.
@@ -87,7 +51,7 @@ func run(m *testing.M) int {
 	}
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(kubeflow.AddToScheme(scheme))
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(envtestutil.LogLevel())))
 
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
@@ -104,7 +68,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	operatorCfg, err := operatorConfig(env)
+	operator, err := envtestutil.NewOperator(context.Background(), env, k8s, filepath.Join("..", ".."))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "setting up the operator's identity:", err)
 		return 1
@@ -112,7 +76,8 @@ func run(m *testing.M) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, err := ctrl.NewManager(operatorCfg, ctrl.Options{
+	operatorKubeconfig = operator.Kubeconfig
+	mgr, err := ctrl.NewManager(operator.Config, ctrl.Options{
 		Scheme:  scheme,
 		Cache:   controller.CacheOptions(nil),
 		Metrics: metricsserver.Options{BindAddress: "0"},

@@ -3,46 +3,22 @@ package gang
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
-	"time"
 
-	"go.uber.org/zap/zapcore"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 )
 
-// timeout bounds every wait; it is a failure deadline, not a measurement.
-const timeout = 30 * time.Second
-
-func zapLevel() zapcore.Level {
-	if v, err := strconv.Atoi(os.Getenv("TEST_LOG_VERBOSITY")); err == nil {
-		return zapcore.Level(-v)
-	}
-	return zapcore.ErrorLevel
-}
-
-// eventually polls cond until it returns true, and fails the test with the
-// last error it gave after timeout.
+// eventually polls cond until it returns true (see envtestutil).
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true,
-		func(ctx context.Context) (bool, error) {
-			ok, err := cond(ctx)
-			last = err
-			return ok, nil
-		})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
-	}
+	envtestutil.Eventually(t, what, cond)
 }
 
 // get waits until obj (named by its namespace and name) exists, and reads it.

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,11 +22,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/controller"
 	"github.com/mpi-operator/mpi-operator/internal/gang"
+	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 )
 
 // ours maps each --gang-scheduling value under test to the namespace its
@@ -63,7 +62,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(envtestutil.LogLevel())))
 
 	env = &envtest.Environment{
 		CRDDirectoryPaths: []string{
@@ -92,13 +91,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "setting up the cluster:", err)
 		return 1
 	}
-	operatorCfg, err := operatorConfig(ctx)
+	operator, err := envtestutil.NewOperator(ctx, env, k8s, filepath.Join("..", "..", ".."))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "setting up the operator's identity:", err)
 		return 1
 	}
 	for mode, ns := range ours {
-		if err := startOperator(ctx, operatorCfg, mode, ns); err != nil {
+		if err := startOperator(ctx, operator.Config, mode, ns); err != nil {
 			fmt.Fprintf(os.Stderr, "starting the %s operator: %v\n", mode, err)
 			return 1
 		}
@@ -118,35 +117,6 @@ func setupCluster(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// operatorConfig is a client config for a user bound to nothing but the
-// ClusterRole of config/rbac: the gang modes need no more than it grants.
-func operatorConfig(ctx context.Context) (*rest.Config, error) {
-	const name = "system:serviceaccount:mpi-operator:mpi-operator"
-	user, err := env.ControlPlane.AddUser(envtest.User{Name: name, Groups: []string{"system:serviceaccounts"}}, nil)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "rbac", "role.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(raw, role); err != nil {
-		return nil, fmt.Errorf("decoding role.yaml: %w", err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}},
-	}
-	for _, obj := range []client.Object{role, binding} {
-		if err := k8s.Create(ctx, obj); err != nil {
-			return nil, fmt.Errorf("creating %T: %w", obj, err)
-		}
-	}
-	return user.Config(), nil
 }
 
 // startOperator runs our controller with --gang-scheduling=mode, scoped to
