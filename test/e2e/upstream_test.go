@@ -122,11 +122,11 @@ func onHostNetwork(job map[string]any) {
 	spec["slotsPerWorker"] = 2
 	spec["runPolicy"].(map[string]any)["cleanPodPolicy"] = "None"
 	replicaSpecs(job, func(role string, pod, _ map[string]any) {
+		// No dnsPolicy: the operator gives hostNetwork Pods
+		// ClusterFirstWithHostNet; with the default ClusterFirst they would
+		// get the node's resolver and the launcher would wait for its
+		// workers' names forever.
 		pod["hostNetwork"] = true
-		// TODO: drop once the operator gives hostNetwork Pods
-		// ClusterFirstWithHostNet (being done on main); without it they get
-		// the node's resolver, the launcher never resolves its workers.
-		pod["dnsPolicy"] = "ClusterFirstWithHostNet"
 		if role == "Worker" {
 			job["spec"].(map[string]any)["mpiReplicaSpecs"].(map[string]any)[role].(map[string]any)["replicas"] = 1
 		}
