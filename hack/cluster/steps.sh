@@ -154,7 +154,7 @@ control_plane() {
     --proxy-client-cert-file "$p/front-proxy-client.crt" --proxy-client-key-file "$p/front-proxy-client.key" \
     --requestheader-allowed-names front-proxy-client --requestheader-extra-headers-prefix X-Remote-Extra- \
     --requestheader-group-headers X-Remote-Group --requestheader-username-headers X-Remote-User \
-    --feature-gates "$FEATURE_GATES" --runtime-config scheduling.k8s.io/v1alpha3=true \
+    --feature-gates "$FEATURE_GATES" --runtime-config scheduling.k8s.io/v1alpha3=true,scheduling.k8s.io/v1beta1=true \
     ${APISERVER_EXTRA_ARGS:-}
   wait_for "kube-apiserver /readyz" 60 "$DIR/bin/kubectl" --kubeconfig "$DIR/super-admin.conf" get --raw /readyz
   # What kubeadm init would do: admin.conf's group gets cluster-admin, and
