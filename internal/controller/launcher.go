@@ -22,14 +22,14 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob
 			// must wait, as it alone carries the retries left.
 			l := r.launcherJob(job, suspend)
 			l.Spec.BackoffLimit = ptr.To(v.(replacement).backoffLimit)
-			return r.create(ctx, job, l)
+			return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, l))
 		}
 		if suspend {
 			// Made only when it can run: a launcher made earlier would
 			// hold a stale copy of the template that Kueue may still edit.
 			return nil
 		}
-		return r.create(ctx, job, r.launcherJob(job, false))
+		return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, r.launcherJob(job, false)))
 	}
 	return r.setLauncherSuspend(ctx, job, kids.launcher, suspend)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -484,5 +485,29 @@ func TestReconcileOnAStaleCacheWaitsForItsOwnStatusWrite(t *testing.T) {
 	f.reconcile(t, job)
 	if f.writes["status MPIJob"] != 0 {
 		t.Errorf("status rewritten with nothing new: %v", f.writes)
+	}
+}
+
+func TestRefusedCreateIsAWarningEvent(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(2).Obj()
+	quota := apierrors.NewForbidden(corev1.Resource("pods"), "pi-worker-0", errors.New(`exceeded quota: "compute"`))
+	f := newFixture(t, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok {
+				return quota
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	}, job)
+	_, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("reconcile error = %v, want the refused create's", err)
+	}
+	var warned bool
+	for _, e := range f.drainEvents() {
+		warned = warned || (strings.HasPrefix(e, "Warning "+ReasonFailedCreate) && strings.Contains(e, `exceeded quota: "compute"`))
+	}
+	if !warned {
+		t.Errorf("no Warning %s event naming the quota", ReasonFailedCreate)
 	}
 }

@@ -53,6 +53,26 @@ func (r *Reconciler) createWorkers(ctx context.Context, job *kubeflow.MPIJob, in
 	for _, name := range names[done:] {
 		r.Expectations.CreationObserved(key, name)
 	}
+	return r.warnIfRefused(job, "worker Pods", err)
+}
+
+// ReasonFailedCreate is the reason of the Warning event that tells the
+// user a child could not be made (a quota, an admission webhook): without
+// it the job would sit in Created with the cause in the operator's log
+// only.
+const ReasonFailedCreate = "FailedCreate"
+
+// warnIfRefused emits a Warning event for a failed create, and returns
+// err. Unlike transition events it needs no status write first: it
+// reports a request the API server already answered.
+func (r *Reconciler) warnIfRefused(job *kubeflow.MPIJob, what string, err error) error {
+	if err != nil && r.Recorder != nil {
+		msg := err.Error()
+		if len(msg) > 1000 {
+			msg = msg[:1000]
+		}
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "creating %s: %s", what, msg)
+	}
 	return err
 }
 
