@@ -60,7 +60,7 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 		defer mu.Unlock()
 		f.writes[verb+" "+strings.TrimPrefix(typeName(obj), "*v1.")]++
 	}
-	userCreate, userStatus := funcs.Create, funcs.SubResourceUpdate
+	userCreate, userStatus, userDelete := funcs.Create, funcs.SubResourceUpdate, funcs.Delete
 	funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		count("create", obj)
 		if obj.GetUID() == "" {
@@ -77,6 +77,9 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 	}
 	funcs.Delete = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 		count("delete", obj)
+		if userDelete != nil {
+			return userDelete(ctx, c, obj, opts...)
+		}
 		return c.Delete(ctx, obj, opts...)
 	}
 	funcs.SubResourceUpdate = func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
@@ -509,5 +512,29 @@ func TestRefusedCreateIsAWarningEvent(t *testing.T) {
 	}
 	if !warned {
 		t.Errorf("no Warning %s event naming the quota", ReasonFailedCreate)
+	}
+}
+
+// TestRefusedDeleteLeavesNoExpectationWaiting: a delete the API server
+// refuses (429) stops the batches; the Pods never tried must not keep
+// the job waiting for deletions no event will report.
+func TestRefusedDeleteLeavesNoExpectationWaiting(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(4).Obj()
+	f := newFixture(t, interceptor.Funcs{
+		Delete: func(context.Context, client.WithWatch, client.Object, ...client.DeleteOption) error {
+			return apierrors.NewTooManyRequests("throttled", 1)
+		},
+	}, job)
+	defaulted := job.DeepCopy()
+	kubeflow.SetDefaults(defaulted)
+	var pods []*corev1.Pod
+	for i := range 4 {
+		pods = append(pods, builder.WorkerPod(defaulted, i, f.r.Options))
+	}
+	if err := f.r.deletePods(context.Background(), defaulted, pods); !apierrors.IsTooManyRequests(err) {
+		t.Fatalf("deletePods error = %v, want the 429", err)
+	}
+	if !f.r.Expectations.Satisfied(jobKey(defaulted)) {
+		t.Error("the job still waits for deletions that were never made")
 	}
 }

@@ -114,7 +114,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *kubeflow.MPIJob, pods 
 	for _, p := range doomed {
 		r.Expectations.ExpectDeletions(key, p.Name)
 	}
-	_, err := slowStartBatch(len(doomed), r.CreateParallelism, func(i int) error {
+	done, err := slowStartBatch(len(doomed), r.CreateParallelism, func(i int) error {
 		p := doomed[i]
 		err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
 		if err != nil {
@@ -126,6 +126,12 @@ func (r *Reconciler) deletePods(ctx context.Context, job *kubeflow.MPIJob, pods 
 		}
 		return nil
 	})
+	// The batches stop at the first error: no event will ever report the
+	// Pods never tried, so their expectations go now, or every reconcile
+	// of the job would wait for them until the expectations time out.
+	for _, p := range doomed[done:] {
+		r.Expectations.DeletionObserved(key, p.Name)
+	}
 	return err
 }
 
