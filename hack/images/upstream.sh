@@ -19,7 +19,9 @@ tool=$here/../imagetool
 cache=${MPI_OPERATOR_CACHE:-$HOME/.cache/mpi-operator}
 mkdir -p "$cache/images" "$cache/bin"
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-UPSTREAM_VERSION=v0.8.2
+# The release pinned for upstream's binary (hack/upstream/go.mod): images,
+# manifests and binary all come from the same one.
+UPSTREAM_VERSION=$(awk '$1=="require" && $2=="github.com/kubeflow/mpi-operator" {print $3}' "$here/../upstream/go.mod")
 # Upstream's Makefile labels its base images with the release version.
 BASE_LABEL=$UPSTREAM_VERSION
 # The images the manifests of examples/v2beta1/pi name, and what they are

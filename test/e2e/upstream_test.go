@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,25 +17,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/test/upstream"
 )
 
-// upstreamModule is the release whose examples and images we must run as
-// they are.
-const upstreamModule = "github.com/kubeflow/mpi-operator@v0.8.2"
-
 // upstreamFile reads a file of upstream's release from the Go module
-// cache (go mod download prints where it is).
+// cache.
 func upstreamFile(t *testing.T, rel string) []byte {
 	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", upstreamModule).Output()
-	if err != nil {
-		t.Fatalf("go mod download %s: %v", upstreamModule, err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download %s printed no Dir: %v\n%s", upstreamModule, err, out)
-	}
-	data, err := os.ReadFile(filepath.Join(mod.Dir, rel))
+	data, err := os.ReadFile(filepath.Join(upstream.Dir(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}

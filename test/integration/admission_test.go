@@ -22,6 +22,7 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
 	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
+	"github.com/mpi-operator/mpi-operator/test/upstream"
 )
 
 // admissionBaseManifest is the job every admission case starts from: the CRD accepts
@@ -321,7 +322,7 @@ func TestManagedByIsImmutable(t *testing.T) {
 // that the API server stored every field it set (none pruned) and filled
 // in upstream's defaults.
 func TestUpstreamExamplesAreAccepted(t *testing.T) {
-	examples, err := filepath.Glob(filepath.Join(upstreamModule(t), "examples", "v2beta1", "*", "*.yaml"))
+	examples, err := filepath.Glob(filepath.Join(upstream.Dir(t), "examples", "v2beta1", "*", "*.yaml"))
 	if err != nil || len(examples) < 5 {
 		t.Fatalf("upstream's examples: %v, %v", examples, err)
 	}

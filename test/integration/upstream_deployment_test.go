@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,32 +21,14 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
+	"github.com/mpi-operator/mpi-operator/test/upstream"
 )
-
-// upstreamVersion is the release of kubeflow/mpi-operator whose files
-// (manifests, images, examples) the compatibility tests use as they are.
-const upstreamVersion = "v0.8.2"
-
-// upstreamModule is the folder of upstream's module, fetched through the
-// Go module proxy like any dependency.
-func upstreamModule(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", "github.com/kubeflow/mpi-operator@"+upstreamVersion).Output()
-	if err != nil {
-		t.Fatalf("go mod download github.com/kubeflow/mpi-operator@%s: %v", upstreamVersion, err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("no module folder in %s: %v", out, err)
-	}
-	return mod.Dir
-}
 
 // upstreamDeployment renders upstream's standalone install with kustomize
 // (kubectl's) and returns its Deployment.
 func upstreamDeployment(t *testing.T) *appsv1.Deployment {
 	t.Helper()
-	out, err := exec.Command("kubectl", "kustomize", filepath.Join(upstreamModule(t), "manifests", "overlays", "standalone")).Output()
+	out, err := exec.Command("kubectl", "kustomize", filepath.Join(upstream.Dir(t), "manifests", "overlays", "standalone")).Output()
 	if err != nil {
 		t.Fatalf("kubectl kustomize upstream's manifests: %v", err)
 	}
