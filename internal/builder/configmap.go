@@ -57,3 +57,33 @@ func DiscoverHosts(job *kubeflow.MPIJob, running []int, opts Options) string {
 	}
 	return b.String()
 }
+
+// HostfileHosts returns the hosts a hostfile lists, in either syntax
+// Hostfile writes.
+func HostfileHosts(hostfile string) []string {
+	var out []string
+	for line := range strings.Lines(hostfile) {
+		if host := lineHost(line); host != "" {
+			out = append(out, host)
+		}
+	}
+	return out
+}
+
+// HostfileWithout returns the hostfile without the lines of the given
+// hosts.
+func HostfileWithout(hostfile string, drop map[string]bool) string {
+	var b strings.Builder
+	for line := range strings.Lines(hostfile) {
+		if !drop[lineHost(line)] {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+func lineHost(line string) string {
+	host, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+	host, _, _ = strings.Cut(host, ":")
+	return host
+}

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -155,5 +156,22 @@ func TestConfigMapHoldsHostfileAndDiscoverHosts(t *testing.T) {
 	got := ConfigMap(job, []int{1}, testOpts)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ConfigMap (-want +got):\n%s", diff)
+	}
+}
+
+func TestHostfileHostsReadsBothSyntaxes(t *testing.T) {
+	for _, impl := range []kubeflow.MPIImplementation{kubeflow.MPIImplementationOpenMPI, kubeflow.MPIImplementationMPICH} {
+		job := testjob.MakeMPIJob("pi", "ns").Workers(11).Implementation(impl).LauncherAsWorker().Obj()
+		kubeflow.SetDefaults(job)
+		hostfile := Hostfile(job, Options{})
+		hosts := HostfileHosts(hostfile)
+		if len(hosts) != 12 || hosts[0] != HostName(job, LauncherName(job), Options{}) || hosts[2] != HostName(job, WorkerName(job, 1), Options{}) {
+			t.Fatalf("%s: hosts %q of %q", impl, hosts, hostfile)
+		}
+		// Dropping worker 1 leaves worker 10, whose name it begins.
+		left := HostfileWithout(hostfile, map[string]bool{hosts[2]: true})
+		if got := HostfileHosts(left); len(got) != 11 || slices.Contains(got, hosts[2]) || !slices.Contains(got, hosts[11]) {
+			t.Errorf("%s: without %s: %q", impl, hosts[2], got)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,14 +15,15 @@ import (
 
 // reconcileLauncher creates the launcher Job when it may run, and
 // suspends or resumes an existing one.
-func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
-	suspend := launcherMustWait(job, kids)
+func (r *Reconciler) reconcileLauncher(ctx context.Context, s *state, kids *children) error {
+	job := s.job
+	suspend := launcherMustWait(s, kids)
 	if kids.launcher == nil {
-		if v, ok := r.replaced.Load(jobKey(job)); ok {
-			// A restart: the successor is made at once, suspended if it
-			// must wait, as it alone carries the retries left.
+		if rec, ok := kids.restart(); ok {
+			// After a restart the successor is made at once, suspended
+			// if it must wait, as it alone carries the retries left.
 			l := r.launcherJob(job, suspend)
-			l.Spec.BackoffLimit = ptr.To(v.(replacement).backoffLimit)
+			l.Spec.BackoffLimit = ptr.To(rec.BackoffLimit)
 			return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, l))
 		}
 		if suspend {
@@ -35,20 +37,55 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, job *kubeflow.MPIJob
 }
 
 // launcherMustWait decides whether the launcher Job is suspended: the job
-// is suspended, or the job waits for its workers and the launcher has not
-// started yet in this attempt. Resuming a job whose launcher already
-// exists goes through the same wait (kubeflow/mpi-operator#868 does not).
-func launcherMustWait(job *kubeflow.MPIJob, kids *children) bool {
+// is suspended; or the launcher has not started yet in this attempt and
+// either the job waits for its workers or the previous attempt has not
+// stopped. Resuming a job whose launcher already exists goes through the
+// same wait (kubeflow/mpi-operator#868 does not).
+func launcherMustWait(s *state, kids *children) bool {
+	job := s.job
 	if job.IsSuspended() {
+		return true
+	}
+	if l := kids.launcher; l != nil && !ptr.Deref(l.Spec.Suspend, false) && l.Status.StartTime != nil {
+		return false // started: a worker turning unready must not stop it
+	}
+	if previousAttemptStopping(s, kids) {
 		return true
 	}
 	if job.Spec.LauncherCreationPolicy != kubeflow.LauncherCreationPolicyWaitForWorkersReady {
 		return false
 	}
-	if l := kids.launcher; l != nil && !ptr.Deref(l.Spec.Suspend, false) && l.Status.StartTime != nil {
-		return false // started: a worker turning unready must not stop it
-	}
 	return !kids.allWorkers(int(job.Workers()), isPodReady)
+}
+
+// formerLauncherGrace is how long past its deletion deadline a former
+// launcher Pod still holds back the next attempt. A Pod whose node is gone
+// may never report that it stopped; its processes cannot reach the
+// workers either.
+const formerLauncherGrace = 30 * time.Second
+
+// previousAttemptStopping reports whether a Pod of the previous attempt is
+// still stopping. A worker being deleted keeps its address in the
+// Service's DNS records (publishNotReadyAddresses) until it is gone, so a
+// new launcher would find its name resolvable and run mpirun against the
+// dying Pod; a former launcher Pod still running would run a second mpirun
+// beside the new one.
+func previousAttemptStopping(s *state, kids *children) bool {
+	for i := range int(s.job.Workers()) {
+		if p := kids.workers[i]; p != nil && isTerminating(p) {
+			return true
+		}
+	}
+	for _, p := range kids.formerLaunchers {
+		if !isTerminating(p) {
+			return true
+		}
+		if left := p.DeletionTimestamp.Add(formerLauncherGrace).Sub(s.now.Time); left > 0 {
+			s.requeueAfter(left)
+			return true
+		}
+	}
+	return false
 }
 
 // setLauncherSuspend flips the launcher Job's suspend flag. On resume it

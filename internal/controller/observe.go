@@ -21,11 +21,19 @@ type children struct {
 	workers map[int]*corev1.Pod
 	// surplus are worker Pods whose index is beyond spec replicas.
 	surplus []*corev1.Pod
-	// launcher is the launcher Job, nil if there is none (or if it is the
-	// one a restart deleted and the cache still shows).
+	// launcher is the launcher Job, nil if there is none or if it is the
+	// one a recorded restart ends.
 	launcher *batchv1.Job
+	// replaced is the launcher Job a recorded restart ends, while the
+	// cache still shows it.
+	replaced *batchv1.Job
 	// launcherPods are the launcher Job's Pods.
 	launcherPods []*corev1.Pod
+	// formerLaunchers are the Pods of earlier launcher Jobs that have not
+	// stopped yet: a new attempt must not run mpirun beside them.
+	formerLaunchers []*corev1.Pod
+	// record is the job's restart record, when it has one.
+	record *restartRecord
 	// launcherRunning: a Pod of the launcher Job runs. Read from the Pod
 	// itself, as the Job controller reports status.ready only in batches
 	// of a second.
@@ -34,6 +42,9 @@ type children struct {
 
 func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*children, error) {
 	kids := &children{workers: map[int]*corev1.Pod{}}
+	if rec, ok := restartOf(job); ok {
+		kids.record = &rec
+	}
 	var pods corev1.PodList
 	// The Pods are only read, never changed: skipping the cache's deep copy
 	// keeps a reconcile of a 1000-worker job from copying 1000 Pods.
@@ -64,48 +75,47 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*childr
 		return nil, fmt.Errorf("getting launcher Job: %w", err)
 	case !metav1.IsControlledBy(launcher, job):
 		return nil, fmt.Errorf("job %s exists and is not controlled by this MPIJob", launcher.Name)
-	case r.isReplaced(job, launcher):
+	case kids.record != nil && kids.record.Replaces == launcher.UID && jobCondition(launcher, batchv1.JobComplete) == nil:
+		// A launcher that completed before its restart was carried
+		// out has done its work: the outcome stands.
+		kids.replaced = launcher
 	default:
 		kids.launcher = launcher
-		if kids.launcherPods, err = r.launcherPods(ctx, job, launcher); err != nil {
-			return nil, err
-		}
-		for _, p := range kids.launcherPods {
-			kids.launcherRunning = kids.launcherRunning || isRunning(p)
-		}
+	}
+	if err := r.observeLauncherPods(ctx, job, kids); err != nil {
+		return nil, err
 	}
 	return kids, nil
 }
 
-// isReplaced reports whether the launcher Job is one a restart deleted,
-// still in the cache; once the cache shows its successor, the record of
-// the restart is dropped.
-func (r *Reconciler) isReplaced(job *kubeflow.MPIJob, launcher *batchv1.Job) bool {
-	v, ok := r.replaced.Load(jobKey(job))
-	if !ok {
-		return false
+// restart returns the job's restart record, if it has one.
+func (k *children) restart() (restartRecord, bool) {
+	if k.record == nil {
+		return restartRecord{}, false
 	}
-	if v.(replacement).old == launcher.UID {
-		return true
-	}
-	r.replaced.Delete(jobKey(job))
-	return false
+	return *k.record, true
 }
 
-func (r *Reconciler) launcherPods(ctx context.Context, job *kubeflow.MPIJob, launcher *batchv1.Job) ([]*corev1.Pod, error) {
+// observeLauncherPods sorts the launcher Pods into the current launcher
+// Job's and the unfinished ones of earlier Jobs.
+func (r *Reconciler) observeLauncherPods(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace),
 		client.MatchingFields{podsByJobRole: jobRole(job.Name, builder.RoleLauncher)},
 		client.MatchingLabels(builder.RoleSelectorLabels(job, builder.RoleLauncher)), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing launcher Pods: %w", err)
+		return fmt.Errorf("listing launcher Pods: %w", err)
 	}
-	var out []*corev1.Pod
 	for i := range pods.Items {
-		if metav1.IsControlledBy(&pods.Items[i], launcher) {
-			out = append(out, &pods.Items[i])
+		p := &pods.Items[i]
+		switch {
+		case kids.launcher != nil && metav1.IsControlledBy(p, kids.launcher):
+			kids.launcherPods = append(kids.launcherPods, p)
+			kids.launcherRunning = kids.launcherRunning || isRunning(p)
+		case !isPodFinished(p):
+			kids.formerLaunchers = append(kids.formerLaunchers, p)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // isTerminating reports whether a Pod is being deleted.

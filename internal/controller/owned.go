@@ -123,15 +123,16 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 		if err := r.create(ctx, job, want); err != nil {
 			return err
 		}
-		r.discoverPace.wrote(jobKey(job), s.now.Time, false)
+		r.mem.discoverPace.wrote(jobKey(job), s.now.Time, false)
 		return nil
 	}
+	keepOutStoppingWorkers(s, kids, r.Options, have, want)
 	if maps.Equal(have.Data, want.Data) {
 		return nil
 	}
 	runningOnly := have.Data[builder.HostfileKey] == want.Data[builder.HostfileKey]
 	if runningOnly {
-		if wait := r.discoverPace.due(jobKey(job), s.now.Time); wait > 0 {
+		if wait := r.mem.discoverPace.due(jobKey(job), s.now.Time); wait > 0 {
 			s.requeueAfter(wait)
 			return nil
 		}
@@ -140,6 +141,36 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 	if err := r.Client.Update(ctx, have); err != nil {
 		return fmt.Errorf("updating ConfigMap %s: %w", have.Name, err)
 	}
-	r.discoverPace.wrote(jobKey(job), s.now.Time, runningOnly)
+	r.mem.discoverPace.wrote(jobKey(job), s.now.Time, runningOnly)
 	return nil
+}
+
+// keepOutStoppingWorkers leaves out of the wanted hostfile the workers
+// whose Pod is still stopping and that the hostfile in place does not
+// list: after a scale-down and up again, the Pod the scale-down removed.
+// So a stopping worker the hostfile lists was taken from the running
+// attempt, and only that restarts the job (firstDisruptionSince). The new
+// attempt waits for such Pods anyway (previousAttemptStopping); the line
+// comes back once the Pod is gone.
+func keepOutStoppingWorkers(s *state, kids *children, opts builder.Options, have, want *corev1.ConfigMap) {
+	var listed map[string]bool
+	drop := map[string]bool{}
+	for i := range int(s.job.Workers()) {
+		p := kids.workers[i]
+		if p == nil || !isTerminating(p) {
+			continue
+		}
+		if listed == nil {
+			listed = map[string]bool{}
+			for _, h := range builder.HostfileHosts(have.Data[builder.HostfileKey]) {
+				listed[h] = true
+			}
+		}
+		if h := builder.HostName(s.job, p.Name, opts); !listed[h] {
+			drop[h] = true
+		}
+	}
+	if len(drop) > 0 {
+		want.Data[builder.HostfileKey] = builder.HostfileWithout(want.Data[builder.HostfileKey], drop)
+	}
 }

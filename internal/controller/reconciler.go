@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	gosync "sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,17 +38,9 @@ type Reconciler struct {
 	// scheduling is off.
 	Gang gang.Scheduler
 
-	// statusPace and discoverPace space out count-only writes per job.
-	statusPace, discoverPace pacer
-	// writtenOver holds, per job, the resourceVersion our last status
-	// write replaced: while the cache still serves it, a reconcile would
-	// compute from stale status and its write would only conflict.
-	writtenOver gosync.Map
-	// replaced holds, per job, the launcher Job a restart deleted (see
-	// restart.go).
-	replaced gosync.Map
-	// cool spaces out the reconciles that Pod events cause (cooldown.go).
-	cool cooldown
+	// mem is what is kept per job between reconciles: a cache, see
+	// memory.go.
+	mem memory
 }
 
 // state is the state of one reconcile: the defaulted job and the status
@@ -81,7 +72,8 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // integration tests run it with exactly this role. mpijobs/finalizers lets
 // owner references block deletion where OwnerReferencesPermissionEnforcement
 // is on.
-// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=get;list;watch;delete
+// patch on mpijobs records a restart (durable.go).
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=get;update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
@@ -101,12 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	job := &kubeflow.MPIJob{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Expectations.Forget(req.String())
-			r.statusPace.forget(req.String())
-			r.discoverPace.forget(req.String())
-			r.writtenOver.Delete(req.String())
-			r.replaced.Delete(req.String())
-			r.cool.forget(req.String())
+			r.forget(req.String())
 			forgetMetrics(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
 		}
@@ -115,13 +102,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !job.IsManagedByUs() || job.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	defer func() { r.cool.done(req.String(), r.Clock.Now(), job.Workers()) }()
-	if rv, ok := r.writtenOver.Load(jobKey(job)); ok {
+	defer func() { r.mem.cool.done(req.String(), r.Clock.Now(), job.Workers()) }()
+	if rv, ok := r.mem.writtenOver.Load(jobKey(job)); ok {
 		if rv == job.ResourceVersion {
 			log.V(4).Info("Waiting for the cache to observe this controller's status write")
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
-		r.writtenOver.Delete(jobKey(job))
+		r.mem.writtenOver.Delete(jobKey(job))
 	}
 	if !r.Expectations.Satisfied(jobKey(job)) {
 		log.V(4).Info("Waiting for the cache to observe this controller's Pod writes")
@@ -137,7 +124,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	onlyCounts := countsOnly(observed, s.status)
 	if onlyCounts {
-		if wait := r.statusPace.due(jobKey(job), s.now.Time); wait > 0 || s.holdCounts {
+		if wait := r.mem.statusPace.due(jobKey(job), s.now.Time); wait > 0 || s.holdCounts {
 			// Only counts changed, and the last write is recent or the
 			// outcome is near: a later write carries them.
 			s.status = observed
@@ -159,8 +146,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: s.requeue}, nil
 }
 
-// sync runs the steps of a reconcile in order. Each step returns early only
-// on an error; what it decided is in s.status.
+// sync runs the steps of a reconcile in order. A step returns early on an
+// error, or when it ended the reconcile (done); what it decided is in
+// s.status.
 func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if isFinished(s.status) {
 		return r.reconcileFinished(ctx, s)
@@ -172,6 +160,9 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	markCreated(s)
 	kids, err := r.observe(ctx, s.job)
 	if err != nil {
+		return err
+	}
+	if err := r.endReplacedLauncher(ctx, kids); err != nil {
 		return err
 	}
 	if err := r.ensureSecret(ctx, s.job); err != nil {
@@ -190,7 +181,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if done, err := r.handleWorkerFailures(ctx, s, kids); done || err != nil {
 		return err
 	}
-	if err := r.restartOnDisruption(ctx, s, kids); err != nil {
+	if done, err := r.restartOnDisruption(ctx, s, kids); done || err != nil {
 		return err
 	}
 	if err := r.ensureConfigMap(ctx, s, kids); err != nil {
@@ -202,7 +193,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {
 		return err
 	}
-	if err := r.reconcileLauncher(ctx, s.job, kids); err != nil {
+	if err := r.reconcileLauncher(ctx, s, kids); err != nil {
 		return err
 	}
 	updateReplicaStatuses(s, kids)
@@ -237,8 +228,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflow.MPIJob, obse
 	if err := r.Client.Status().Update(ctx, job); err != nil {
 		return fmt.Errorf("writing status of MPIJob: %w", err)
 	}
-	r.writtenOver.Store(jobKey(job), over)
-	r.statusPace.wrote(jobKey(job), now.Time, countsOnly)
+	r.mem.writtenOver.Store(jobKey(job), over)
+	r.mem.statusPace.wrote(jobKey(job), now.Time, countsOnly)
 	r.announce(ctx, job, transitions(observed, computed))
 	return nil
 }

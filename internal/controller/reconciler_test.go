@@ -75,6 +75,14 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 		count("update", obj)
 		return c.Update(ctx, obj, opts...)
 	}
+	userPatch := funcs.Patch
+	funcs.Patch = func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+		count("patch", obj)
+		if userPatch != nil {
+			return userPatch(ctx, c, obj, patch, opts...)
+		}
+		return c.Patch(ctx, obj, patch, opts...)
+	}
 	funcs.Delete = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 		count("delete", obj)
 		if userDelete != nil {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
 )
 
 // A job restarts as a whole when the infrastructure takes a worker away
@@ -25,40 +26,68 @@ import (
 // A launcher that failed because its worker vanished is not the program's
 // failure either, even when the Job controller counted it first.
 
-// replacement is a launcher Job this controller deleted to restart the
-// job, and the backoffLimit its successor gets.
-type replacement struct {
-	old          types.UID
-	backoffLimit int32
-}
+// A restart is done in two reconciles so that every step a controller
+// takes follows from what is written in the API: the first records it on
+// the MPIJob (durable.go); a reconcile whose cache shows the record ends
+// the old launcher Job, and the launcher step makes its successor with the
+// retries recorded. A controller that takes over at any point in between
+// reads the record and carries on; one that never saw it decides again,
+// the same way.
 
-// restartOnDisruption restarts the job when a worker was disrupted after
-// the current launcher started.
-func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *children) error {
+// restartOnDisruption records a restart when a worker was disrupted after
+// the current launcher started, and marks a restart in the status until
+// the new launcher Job exists. It reports whether it recorded one: the
+// reconcile then ends, as what the cache shows of the old attempt no
+// longer decides anything.
+func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *children) (bool, error) {
+	if rec, ok := kids.restart(); ok && (kids.replaced != nil || kids.launcher == nil) {
+		markRestarting(s, rec)
+		return false, nil
+	}
 	l := kids.launcher
 	if l == nil || l.Status.StartTime == nil || jobCondition(l, batchv1.JobComplete) != nil {
-		return nil
+		return false, nil
 	}
-	pod, at := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time)
+	pod, at := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time, r.hostfileLister(ctx, s.job))
 	if pod == nil {
-		return nil
+		return false, nil
 	}
 	caused := failuresSince(l, kids.launcherPods, at)
 	if jobCondition(l, batchv1.JobFailed) != nil && caused == 0 {
 		// Failed, and not because of the disruption: the outcome stands.
-		return nil
+		return false, nil
 	}
 	left := max(ptr.Deref(l.Spec.BackoffLimit, defaultBackoffLimit)-max(programFailures(l, kids.launcherPods)-caused, 0), 0)
-	err := r.Client.Delete(ctx, l, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &l.UID})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting launcher Job to restart: %w", err)
+	prev, _ := restartOf(s.job)
+	rec := restartRecord{
+		Replaces: l.UID, BackoffLimit: left, Count: prev.Count + 1,
+		Cause: fmt.Sprintf("worker Pod %s was disrupted (%s)", pod.Name, disruption(pod)),
 	}
-	r.replaced.Store(jobKey(s.job), replacement{old: l.UID, backoffLimit: left})
-	kids.launcher, kids.launcherPods, kids.launcherRunning = nil, nil, false
+	if err := r.recordRestart(ctx, s.job, rec); err != nil {
+		return false, err
+	}
+	markRestarting(s, rec)
+	return true, nil
+}
 
-	msg := fmt.Sprintf("MPIJob %s/%s is restarting: worker Pod %s was disrupted (%s).", s.job.Namespace, s.job.Name, pod.Name, disruption(pod))
+func markRestarting(s *state, rec restartRecord) {
+	msg := fmt.Sprintf("MPIJob %s/%s is restarting: %s.", s.job.Namespace, s.job.Name, rec.Cause)
 	setCondition(s.status, kubeflow.JobRestarting, corev1.ConditionTrue, ReasonRestarting, msg, s.now)
 	setFalseIfPresent(s.status, kubeflow.JobRunning, ReasonRestarting, msg, s.now)
+}
+
+// endReplacedLauncher deletes the launcher Job a recorded restart ends,
+// with its Pods. It runs whether or not the job is suspended: a suspended
+// job must not keep the old attempt running either.
+func (r *Reconciler) endReplacedLauncher(ctx context.Context, kids *children) error {
+	l := kids.replaced
+	if l == nil || l.DeletionTimestamp != nil {
+		return nil
+	}
+	err := r.Client.Delete(ctx, l, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &l.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting launcher Job to restart: %w", err)
+	}
 	return nil
 }
 
@@ -66,10 +95,13 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 const defaultBackoffLimit = 6
 
 // firstDisruptionSince returns a worker that the infrastructure (or
-// someone deleting it) took away after since, and when. Disruptions from before the current launcher
-// started are already repaired by replacing the worker; restarting for
-// them again would loop.
-func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time) (*corev1.Pod, time.Time) {
+// someone deleting it) took away after since, and when. Disruptions from
+// before the current launcher started are already repaired by replacing
+// the worker; restarting for them again would loop. A worker being deleted
+// counts only if the hostfile lists it (listed): one the controller is
+// deleting after a scale-down, still stopping when the job is scaled up
+// again, was no longer part of the attempt.
+func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time, listed func(*corev1.Pod) bool) (*corev1.Pod, time.Time) {
 	policy := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].RestartPolicy
 	for i := range int(job.Workers()) {
 		p := kids.workers[i]
@@ -77,7 +109,7 @@ func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time)
 			continue
 		}
 		at, ok := disruptedAt(p)
-		if !ok && isTerminating(p) && !isPodFinished(p) {
+		if !ok && isTerminating(p) && !isPodFinished(p) && listed(p) {
 			// Deleted, by a drain without eviction or by hand: not the
 			// program's failure either.
 			at, ok = deletionRequested(p), true
@@ -90,6 +122,27 @@ func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time)
 		}
 	}
 	return nil, time.Time{}
+}
+
+// hostfileLister returns whether the job's hostfile, as the cache shows
+// it, lists a worker. The ConfigMap is read on the first question only:
+// at 10,000 workers it is large. Without a readable hostfile every worker
+// counts as listed.
+func (r *Reconciler) hostfileLister(ctx context.Context, job *kubeflow.MPIJob) func(*corev1.Pod) bool {
+	var hosts map[string]bool
+	return func(p *corev1.Pod) bool {
+		if hosts == nil {
+			hosts = map[string]bool{}
+			cm := &corev1.ConfigMap{}
+			if err := r.Client.Get(ctx, objectKey(job, builder.ConfigMapName(job)), cm, client.UnsafeDisableDeepCopy); err != nil {
+				return true
+			}
+			for _, h := range builder.HostfileHosts(cm.Data[builder.HostfileKey]) {
+				hosts[h] = true
+			}
+		}
+		return len(hosts) == 0 || hosts[builder.HostName(job, p.Name, r.Options)]
+	}
 }
 
 // disruptedAt reports when a Pod got its DisruptionTarget condition, which

@@ -74,6 +74,16 @@ func (f *fixture) updatePod(t *testing.T, name string, mutate func(*corev1.Pod))
 	}
 }
 
+// deletePod removes a Pod at once, as the kubelet and garbage collector
+// would in the end.
+func (f *fixture) deletePod(t *testing.T, name string) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	if err := f.client.Delete(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) launcher(t *testing.T) *batchv1.Job {
 	t.Helper()
 	l := &batchv1.Job{}
@@ -173,6 +183,9 @@ func TestDisruptedWorkerRestartsTheJobWithTheRetriesLeft(t *testing.T) {
 			old := f.launcher(t)
 			tc.before(f, start)
 			f.updatePod(t, "pi-worker-1", disrupt(start.Add(30*time.Second)))
+			// The first reconcile records the restart, the next carries
+			// it out.
+			f.reconcile(t, job)
 			f.reconcile(t, job)
 
 			got, l := f.job(t, job), f.launcher(t)
@@ -198,8 +211,20 @@ func TestDisruptedWorkerRestartsTheJobWithTheRetriesLeft(t *testing.T) {
 			if ev := f.drainEvents(); len(ev) != 1 || !strings.Contains(ev[0], ReasonRestarting) {
 				t.Errorf("events: %q", ev)
 			}
-			if f.writes["delete Job"] != 1 || f.writes["create Job"] != 1 || f.writes["status MPIJob"] != 1 {
+			if f.writes["patch MPIJob"] != 1 || f.writes["delete Job"] != 1 || f.writes["create Job"] != 1 || f.writes["status MPIJob"] != 1 {
 				t.Errorf("writes: %v", f.writes)
+			}
+			if rec, ok := restartOf(got); !ok || rec.Replaces != old.UID || rec.BackoffLimit != tc.wantLimit || rec.Count != 1 {
+				t.Errorf("restart record %+v (found %t)", rec, ok)
+			}
+			// While the old launcher's Pod has not stopped, its
+			// successor must not run beside it.
+			oldPod := &corev1.Pod{}
+			if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-launcher-abcde"}, oldPod); err != nil {
+				t.Fatal(err)
+			}
+			if stopped := isPodFinished(oldPod); ptr.Deref(l.Spec.Suspend, false) == stopped {
+				t.Errorf("new launcher Job suspended=%t while the old launcher Pod is %s", !stopped, oldPod.Status.Phase)
 			}
 		})
 	}
@@ -209,6 +234,7 @@ func TestRestartEndsWhenTheNewAttemptRuns(t *testing.T) {
 	f, job, start := runningJob(t, 2)
 	f.updatePod(t, "pi-worker-1", disrupt(start.Add(30*time.Second)))
 	f.clock.SetTime(start.Add(2 * time.Minute))
+	f.reconcile(t, job)
 	f.reconcile(t, job)
 	f.drainEvents()
 
@@ -223,6 +249,11 @@ func TestRestartEndsWhenTheNewAttemptRuns(t *testing.T) {
 	// again, and no further restart although the old worker's disruption
 	// is still on record.
 	f.updatePod(t, "pi-worker-1", func(p *corev1.Pod) { p.Status.Conditions = nil })
+	f.deletePod(t, "pi-launcher-abcde")
+	f.reconcile(t, job)
+	if ptr.Deref(f.launcher(t).Spec.Suspend, true) {
+		t.Fatal("new launcher Job still suspended once the old launcher Pod is gone")
+	}
 	f.startLauncher(t, "pi-launcher-fghij", start.Add(3*time.Minute))
 	f.clock.SetTime(start.Add(3 * time.Minute))
 	f.writes = calls{}
@@ -281,7 +312,7 @@ func TestFirstDisruptionSince(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			pod, at := firstDisruptionSince(job, tc.kids, start)
+			pod, at := firstDisruptionSince(job, tc.kids, start, func(*corev1.Pod) bool { return true })
 			if tc.want.IsZero() != (pod == nil) || !at.Equal(tc.want) {
 				t.Errorf("got %v at %v, want %v", pod != nil, at, tc.want)
 			}

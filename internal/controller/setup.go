@@ -103,14 +103,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 		job, ok := o.(*kubeflow.MPIJob)
 		return ok && job.IsManagedByUs()
 	})
+	// A restart recorded on the job is carried out once the cache shows
+	// the record (durable.go), so its arrival must bring a reconcile.
+	restartRecorded := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetAnnotations()[AnnotationRestart] != e.ObjectNew.GetAnnotations()[AnnotationRestart]
+	}}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("mpijob").
-		For(&kubeflow.MPIJob{}, builder.WithPredicates(managedByUs, predicate.GenerationChangedPredicate{})).
+		For(&kubeflow.MPIJob{}, builder.WithPredicates(managedByUs, predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, restartRecorded))).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.Service{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
-		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.cool, clock: r.Clock})
+		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.mem.cool, clock: r.Clock})
 	// Gang objects are watched only when gang scheduling is on: their
 	// kinds may not exist in the cluster otherwise.
 	for _, kind := range gang.Kinds(r.Gang) {

@@ -1,0 +1,81 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// What must survive a failover is written to the API; everything the
+// Reconciler holds in memory (memory.go) is a cache that a new leader
+// rebuilds from the API or does without. The API holds, per job:
+//   - the children themselves, under deterministic names, so a new leader
+//     finds every one and never makes one twice;
+//   - the MPIJob's status: conditions, startTime (what
+//     activeDeadlineSeconds counts from), completionTime;
+//   - the launcher Job: the retries the program has left (backoffLimit
+//     less status.failed), its suspension;
+//   - the hostfile in the ConfigMap: which workers the running attempt
+//     was given, so a worker removed by a scale-down is told from one
+//     lost to a disruption;
+//   - a restart in progress, in the AnnotationRestart annotation below.
+
+// AnnotationRestart, on an MPIJob, records the latest whole-job restart
+// (design §4.3) as JSON: the launcher Job it ends and the backoffLimit of
+// the launcher Job that replaces it. It is written before the old launcher
+// Job is deleted and acted on only once the cache shows it, so a leader
+// that takes over between the deletion and the creation of the new Job,
+// or a reconcile that reads a stale cache, still gives the new Job the
+// retries the program had left rather than a full backoffLimit.
+const AnnotationRestart = "mpi-operator.kubeflow.org/restart"
+
+// restartRecord is the value of AnnotationRestart.
+type restartRecord struct {
+	// Replaces is the UID of the launcher Job the restart ends.
+	Replaces types.UID `json:"replaces"`
+	// BackoffLimit is the backoffLimit of the launcher Job made after it.
+	BackoffLimit int32 `json:"backoffLimit"`
+	// Count is how many times the job restarted.
+	Count int32 `json:"count"`
+	// Cause says which worker was lost, and how.
+	Cause string `json:"cause"`
+}
+
+// restartOf reads the job's restart record; a missing or unreadable one
+// (edited by hand) is none.
+func restartOf(job *kubeflow.MPIJob) (restartRecord, bool) {
+	var rec restartRecord
+	raw, ok := job.Annotations[AnnotationRestart]
+	if !ok || json.Unmarshal([]byte(raw), &rec) != nil || rec.Replaces == "" {
+		return restartRecord{}, false
+	}
+	return rec, true
+}
+
+// recordRestart writes rec onto the MPIJob. Only the annotation is
+// patched, on a copy: the response must not replace the defaulted spec the
+// reconcile works with. The job takes the new resourceVersion, so this
+// reconcile's status write does not conflict with its own patch.
+func (r *Reconciler) recordRestart(ctx context.Context, job *kubeflow.MPIJob, rec restartRecord) error {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encoding restart record: %w", err)
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{AnnotationRestart: string(raw)},
+	}})
+	if err != nil {
+		return fmt.Errorf("encoding restart patch: %w", err)
+	}
+	written := job.DeepCopy()
+	if err := r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("recording restart on MPIJob: %w", err)
+	}
+	job.Annotations, job.ResourceVersion = written.Annotations, written.ResourceVersion
+	return nil
+}

@@ -1,0 +1,36 @@
+package controller
+
+import (
+	gosync "sync"
+)
+
+// memory is everything the controller keeps per job between reconciles
+// that is not in the API. All of it is a cache: a new leader starts with
+// none of it and still does the right thing, only less thriftily (what
+// must survive a failover is written to the API instead: durable.go).
+// Losing each piece costs:
+//   - Reconciler.Expectations (expectations.go): nothing; a new leader
+//     lists every Pod before its first reconcile, so its cache is not
+//     behind its own writes;
+//   - statusPace, discoverPace (pacer.go): one count-only write sooner;
+//   - writtenOver: a status write that conflicts, and is retried;
+//   - cool (cooldown.go): one reconcile sooner.
+type memory struct {
+	// statusPace and discoverPace space out count-only writes per job.
+	statusPace, discoverPace pacer
+	// writtenOver holds, per job, the resourceVersion our last status
+	// write replaced: while the cache still serves it, a reconcile would
+	// compute from stale status and its write would only conflict.
+	writtenOver gosync.Map
+	// cool spaces out the reconciles that Pod events cause.
+	cool cooldown
+}
+
+// forget drops what is remembered of a job that is gone.
+func (r *Reconciler) forget(key string) {
+	r.Expectations.Forget(key)
+	r.mem.statusPace.forget(key)
+	r.mem.discoverPace.forget(key)
+	r.mem.writtenOver.Delete(key)
+	r.mem.cool.forget(key)
+}

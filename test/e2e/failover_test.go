@@ -1,0 +1,113 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// TestLostWorkerRestartsTheJobAcrossALeaderChange: the program fails
+// once (1 of backoffLimit 2 used), then a worker is evicted while the
+// ranks run and the operator's leader is killed at the same moment. The
+// job restarts as a whole, its new launcher Job gets the 1 retry the
+// program had left (not a full backoffLimit again, though the leader that
+// decided the restart is gone), and it succeeds.
+func TestLostWorkerRestartsTheJobAcrossALeaderChange(t *testing.T) {
+	// The first attempt's container fails once; its restart in the same
+	// Pod (restartPolicy OnFailure) finds the mark in the emptyDir.
+	job := mpiJob(t, openMPI4, false, 2, "sh", "-c",
+		`if [ ! -e /scratch/failed ]; then touch /scratch/failed; exit 1; fi; sleep 15; exec mpirun -n 2 /opt/mpi/ranks`)
+	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](2)
+	launcher := &job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].Template.Spec
+	launcher.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	launcher.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+	create(t, job)
+
+	// Running, and the launcher's container has failed once.
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
+		got := &kubeflow.MPIJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil || !isTrue(got, kubeflow.JobRunning) {
+			return false, nil
+		}
+		for _, p := range launcherPods(t, job) {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.RestartCount > 0 && cs.State.Running != nil {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("job never ran its second try: %v", err)
+	}
+
+	leader := leaderPod(t)
+	victim := workerNames(job, 2)[1]
+	if err := clientset.PolicyV1().Evictions(job.Namespace).Evict(context.Background(),
+		&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: job.Namespace}}); err != nil {
+		t.Fatalf("evicting %s: %v", victim, err)
+	}
+	if err := clientset.CoreV1().Pods(operatorNamespace).Delete(context.Background(), leader, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("killing the leader %s: %v", leader, err)
+	}
+	t.Logf("evicted %s and killed the leader %s", victim, leader)
+
+	expectRanksOn(t, job, workerNames(job, 2)...)
+	got := &kubeflow.MPIJob{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(got, kubeflow.JobRestarting); c.Type == "" || !strings.Contains(c.Message, victim) {
+		t.Errorf("no restart for %s on record: %+v", victim, got.Status.Conditions)
+	}
+	l := launcherJob(t, job)
+	if got := ptr.Deref(l.Spec.BackoffLimit, -1); got != 1 {
+		t.Errorf("new launcher Job has backoffLimit %d, want the 1 retry the program had left", got)
+	}
+	if now := leaderPod(t); now == leader {
+		t.Errorf("leader still %s", now)
+	}
+	t.Logf("restart record: %s", got.Annotations["mpi-operator.kubeflow.org/restart"])
+}
+
+func launcherJob(t *testing.T, job *kubeflow.MPIJob) *batchv1.Job {
+	t.Helper()
+	l := &batchv1.Job{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: job.Namespace, Name: job.Name + "-launcher"}, l); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+const operatorNamespace = "mpi-operator"
+
+// leaderPod names the operator Pod holding the leader Lease; its
+// holderIdentity is the Pod's hostname and a unique suffix.
+func leaderPod(t *testing.T) string {
+	t.Helper()
+	lease := &coordinationv1.Lease{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: "mpi-operator"}, lease); err != nil {
+		t.Fatalf("reading the leader Lease: %v", err)
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	name, _, ok := strings.Cut(holder, "_")
+	if !ok {
+		t.Fatalf("leader Lease holder %q", holder)
+	}
+	return name
+}
