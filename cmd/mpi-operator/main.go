@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -142,6 +143,10 @@ func run(o options, up *upstreamFlags) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
+	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("making a clientset for logs: %w", err)
+	}
 	r := &controller.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -151,6 +156,7 @@ func run(o options, up *upstreamFlags) error {
 		Options:           builder.Options{ClusterDomain: o.clusterDomain, SearchDomain: o.searchDomain},
 		CreateParallelism: o.createParallelism,
 		Gang:              gangScheduler,
+		Logs:              controller.ClientsetLogs{Clientset: clientset},
 	}
 	setup := controller.SetupOptions{Concurrency: o.concurrency, QueueQPS: o.queueQPS, QueueBurst: o.queueBurst}
 	if err := r.SetupWithManager(mgr, setup); err != nil {

@@ -97,6 +97,9 @@ func updateProgress(s *state, kids *children) {
 				reason = ReasonFailed
 			}
 			msg := fmt.Sprintf("MPIJob %s failed: launcher Job %s: %s", name, l.Name, c.Message)
+			if _, how := lastFailedAttempt(kids.launcherPods); how != "" {
+				msg += "; last failed attempt: " + how
+			}
 			setCondition(s.status, kubeflow.JobFailed, corev1.ConditionTrue, reason, msg, s.now)
 			setFalseIfPresent(s.status, kubeflow.JobRunning, reason, msg, s.now)
 			setFalseIfPresent(s.status, kubeflow.JobRestarting, reason, msg, s.now)

@@ -37,6 +37,9 @@ type Reconciler struct {
 	// Gang groups each job's Pods for a gang scheduler; nil when gang
 	// scheduling is off.
 	Gang gang.Scheduler
+	// Logs reads the end of a failed launcher's log for its event; nil
+	// leaves it out.
+	Logs LogReader
 
 	// mem is what is kept per job between reconciles: a cache, see
 	// memory.go.
@@ -53,6 +56,9 @@ type state struct {
 	// holdCounts: the launcher Job is finishing, so its outcome is about
 	// to be written; count-only changes wait for that write.
 	holdCounts bool
+	// failedLog is the end of the failed launcher's log, for the event
+	// of the Failed transition.
+	failedLog logExcerpt
 }
 
 // requeueAfter asks for another reconcile no later than d from now.
@@ -77,6 +83,8 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=get;update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// pods/log keeps the end of a failed launcher's log in its event.
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // patch on the other children adopts those upstream's operator made.
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
@@ -131,7 +139,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			s.requeueAfter(wait)
 		}
 	}
-	if werr := r.writeStatus(ctx, job, observed, s.status, onlyCounts); werr != nil {
+	if werr := r.writeStatus(ctx, s, observed, onlyCounts); werr != nil {
 		if apierrors.IsConflict(werr) {
 			// The cache had not caught up with our previous write, or
 			// the user changed the job: expected, retried on fresh data.
@@ -197,6 +205,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 		return err
 	}
 	updateReplicaStatuses(s, kids)
+	r.readFailedLauncherLog(ctx, s, kids)
 	updateProgress(s, kids)
 	s.holdCounts = kids.launcher != nil && isJobFinishing(kids.launcher)
 	if isFinished(s.status) {
@@ -217,7 +226,8 @@ func countsOnly(observed, computed *kubeflow.JobStatus) bool {
 // observed, then announces the transitions. Update carries the
 // resourceVersion read, so a concurrent writer makes it fail and the
 // reconcile is retried on fresh data instead of overwriting.
-func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflow.MPIJob, observed, computed *kubeflow.JobStatus, countsOnly bool) error {
+func (r *Reconciler) writeStatus(ctx context.Context, s *state, observed *kubeflow.JobStatus, countsOnly bool) error {
+	job, computed := s.job, s.status
 	if equality.Semantic.DeepEqual(observed, computed) {
 		return nil
 	}
@@ -230,23 +240,23 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *kubeflow.MPIJob, obse
 	}
 	r.mem.writtenOver.Store(jobKey(job), over)
 	r.mem.statusPace.wrote(jobKey(job), now.Time, countsOnly)
-	r.announce(ctx, job, transitions(observed, computed))
+	r.announce(ctx, job, transitions(observed, computed), s.failedLog)
 	return nil
 }
 
 // announce emits an event and updates the metrics for each transition.
 // It runs only after the status write succeeded, so a conflict never
 // double-counts.
-func (r *Reconciler) announce(ctx context.Context, job *kubeflow.MPIJob, ts []transition) {
+func (r *Reconciler) announce(ctx context.Context, job *kubeflow.MPIJob, ts []transition, failedLog logExcerpt) {
 	log := ctrl.LoggerFrom(ctx)
 	for _, t := range ts {
-		eventType := corev1.EventTypeNormal
+		eventType, note := corev1.EventTypeNormal, t.Message
 		if t.Type == kubeflow.JobFailed {
-			eventType = corev1.EventTypeWarning
+			eventType, note = corev1.EventTypeWarning, failedLog.appendTo(t.Message)
 		}
 		log.Info("MPIJob condition changed", "mpijob", klog.KObj(job), "condition", t.Type, "reason", t.Reason, "resumed", t.Resumed)
 		if r.Recorder != nil {
-			r.Recorder.Eventf(job, nil, eventType, t.Reason, string(t.Type), "%s", t.Message)
+			r.Recorder.Eventf(job, nil, eventType, t.Reason, string(t.Type), "%s", note)
 		}
 		recordTransition(job, t, r.Clock.Now())
 	}

@@ -119,9 +119,39 @@ func TestLauncherRetriedUpToBackoffLimit(t *testing.T) {
 	if c.Status != corev1.ConditionTrue || c.Reason != "BackoffLimitExceeded" {
 		t.Fatalf("Failed condition = %+v, want True BackoffLimitExceeded", c)
 	}
-	if n := len(launcherPods(t, job)); n != 2 {
+	pods := launcherPods(t, job)
+	if n := len(pods); n != 2 {
 		t.Errorf("%d launcher attempts, want 2 (1 + backoffLimit 1)", n)
 	}
+	if !strings.Contains(c.Message, "exited with code 3") {
+		t.Errorf("Failed condition does not say how the attempt failed: %q", c.Message)
+	}
+	// The last lines of the failed attempt's log outlive its Pod, in the
+	// MPIJob's Failed event.
+	for _, p := range pods {
+		if err := clientset.CoreV1().Pods(job.Namespace).Delete(context.Background(), p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(context.Context) (bool, error) {
+		return len(launcherPods(t, job)) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("launcher Pods not gone: %v", err)
+	}
+	events, err := clientset.CoreV1().Events(job.Namespace).List(context.Background(), metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=MPIJob,involvedObject.name=" + job.Name,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == "BackoffLimitExceeded" && strings.Contains(e.Message, "Last lines of the log of") && strings.Contains(e.Message, "\nattempt\n") {
+			t.Logf("Failed event: %q", e.Message)
+			return
+		}
+	}
+	t.Errorf("no event of the MPIJob keeps the failed launcher's log; events: %+v", events.Items)
 }
 
 func TestProgramFailingWithPermanentExitCodeFailsAtOnce(t *testing.T) {
