@@ -10,7 +10,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -21,20 +20,18 @@ import (
 )
 
 // TestLostWorkerRestartsTheJobAcrossALeaderChange: the program fails
-// once (1 of backoffLimit 2 used), then a worker is evicted while the
+// once (its container restarts: 1 of backoffLimit 2 used), then a worker is evicted while the
 // ranks run and the operator's leader is killed at the same moment. The
 // job restarts as a whole, its new launcher Job gets the 1 retry the
 // program had left (not a full backoffLimit again, though the leader that
 // decided the restart is gone), and it succeeds.
 func TestLostWorkerRestartsTheJobAcrossALeaderChange(t *testing.T) {
-	// The first attempt's container fails once; its restart in the same
-	// Pod (restartPolicy OnFailure) finds the mark in the emptyDir.
-	job := mpiJob(t, openMPI4, false, 2, "sh", "-c",
-		`if [ ! -e /scratch/failed ]; then touch /scratch/failed; exit 1; fi; sleep 15; exec mpirun -n 2 /opt/mpi/ranks`)
+	// The program fails once: the mark it leaves on worker 0 (which is not
+	// replaced) makes every later run go on.
+	job := mpiJob(t, openMPI4, false, 2, "sh", "-c", `w0=$(head -n1 /etc/mpi/hostfile | cut -d' ' -f1)
+if mpirun -n 1 -H "$w0" test -e /tmp/failed-once; then sleep 15; exec mpirun -n 2 /opt/mpi/ranks; fi
+mpirun -n 1 -H "$w0" touch /tmp/failed-once; exit 1`)
 	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](2)
-	launcher := &job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].Template.Spec
-	launcher.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	launcher.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
 	create(t, job)
 
 	// Running, and the launcher's container has failed once.

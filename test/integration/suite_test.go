@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -94,6 +95,7 @@ func run(m *testing.M) int {
 		Expectations:      controller.NewExpectations(testClock),
 		Options:           builder.Options{ClusterDomain: clusterDomain},
 		CreateParallelism: 50,
+		Logs:              controller.ClientsetLogs{Clientset: kubernetes.NewForConfigOrDie(operator.Config)},
 	}
 	if err := r.SetupWithManager(mgr, controller.SetupOptions{Concurrency: 4}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
