@@ -8,10 +8,14 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
 
-// SSHArgs are the options mpirun passes to ssh. Workers generate their host
-// keys at start, so there is nothing to check them against; connection
-// attempts ride out a worker whose sshd is not listening yet.
-const SSHArgs = "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+// SSHArgs are the options mpirun passes to ssh. Every worker's sshd
+// presents the job's key as its host key, and the job's known_hosts pins
+// that key for the workers' names, so ssh checks it and trusts nothing
+// else: not the image's global known_hosts, not a Pod's IP address (Pods
+// come and go; CheckHostIP is on by default in OpenSSH before 8.5).
+// Connection attempts ride out a worker whose sshd is not listening yet.
+const SSHArgs = "-o ConnectionAttempts=10 -o StrictHostKeyChecking=yes -o UserKnownHostsFile=" + KnownHostsPath +
+	" -o GlobalKnownHostsFile=/dev/null -o CheckHostIP=no"
 
 // launcherEnv is the environment that points the job's MPI implementation
 // at the hostfile and at ssh.

@@ -185,7 +185,7 @@ func TestLauncherUserEnvComesLastSoItWins(t *testing.T) {
 	}
 }
 
-func TestLauncherEveryContainerGetsRoleKeysAndConfig(t *testing.T) {
+func TestLauncherEveryContainerGetsRoleAndConfigButOnlyTheFirstTheKeys(t *testing.T) {
 	job := defaulted(testjob.MakeMPIJob("pi", "ns").LauncherAsWorker())
 	launcherTemplate(job).Spec.Containers = append(launcherTemplate(job).Spec.Containers,
 		corev1.Container{Name: "sidecar", Image: "busybox"})
@@ -203,7 +203,7 @@ func TestLauncherEveryContainerGetsRoleKeysAndConfig(t *testing.T) {
 			{Name: "PRTE_MCA_prte_set_default_slots", Value: "1"},
 			{Name: "PRTE_MCA_plm_ssh_args", Value: testSSHArgs},
 		},
-		VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh"), configMount},
+		VolumeMounts: []corev1.VolumeMount{configMount},
 	}
 	spec := LauncherJob(job, false, testOpts).Spec.Template.Spec
 	if len(spec.Containers) != 2 {
