@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/ssh"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
@@ -45,4 +47,48 @@ func workerNamePatterns(job *kubeflow.MPIJob, opts Options) []string {
 		HostName(job, pod, Options{}),
 		HostName(job, pod, withDomain),
 	}
+}
+
+// uncheckedSSHArgs are the ssh options of the versions of this operator
+// that did not check host keys.
+const uncheckedSSHArgs = "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+
+// PresentsJobHostKey reports whether a worker Pod was made to present the
+// job's key as its host key. A worker that an older version of this
+// operator or upstream's made may present its image's own keys (root's
+// sshd in upstream's images does), which no known_hosts of ours pins.
+func PresentsJobHostKey(pod *corev1.Pod) bool {
+	if len(pod.Spec.Containers) == 0 {
+		return false
+	}
+	for _, m := range pod.Spec.Containers[0].VolumeMounts {
+		if m.Name == sshVolumeName && m.MountPath == sshdHostKeyFiles[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// SkipHostKeyCheck gives a launcher Job the ssh options of the versions
+// that did not check host keys. It is for a launcher that must reach
+// workers made before host keys were checked (a job that an older
+// operator started and this one restarts): such a job keeps working as it
+// did. A value the template set itself is kept.
+func SkipHostKeyCheck(l *batchv1.Job) {
+	for i := range l.Spec.Template.Spec.Containers {
+		env := l.Spec.Template.Spec.Containers[i].Env
+		for j := range env {
+			if sshArgsVars[env[j].Name] && env[j].Value == SSHArgs {
+				env[j].Value = uncheckedSSHArgs
+			}
+		}
+	}
+}
+
+// sshArgsVars are the variables that carry SSHArgs.
+var sshArgsVars = map[string]bool{
+	"OMPI_MCA_plm_rsh_args":                 true,
+	"PRTE_MCA_plm_ssh_args":                 true,
+	"I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS": true,
+	"HYDRA_LAUNCH_EXTRA_ARGS":               true,
 }

@@ -1,10 +1,13 @@
 package builder
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
 )
 
@@ -58,5 +61,42 @@ func TestKnownHostsPinsTheJobsKeyForItsWorkerNamesOnly(t *testing.T) {
 				t.Errorf("KnownHosts (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestWorkersOfOlderOperatorsAreToldApart(t *testing.T) {
+	job := defaulted(testjob.MakeMPIJob("pi", "ns").Workers(1))
+	if ours := WorkerPod(job, 0, testOpts); !PresentsJobHostKey(ours) {
+		t.Error("a worker of this operator does not present the job's key")
+	}
+	older := WorkerPod(job, 0, testOpts)
+	older.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{sshMount("/root/.ssh")}
+	if PresentsJobHostKey(older) {
+		t.Error("a worker with the keys at sshAuthMountPath alone (older operators, upstream's) presents the job's key")
+	}
+	older.Spec.Containers = nil
+	if PresentsJobHostKey(older) {
+		t.Error("a worker without containers presents the job's key")
+	}
+}
+
+func TestSkipHostKeyCheckGivesTheOlderOptionsAndKeepsTheUsers(t *testing.T) {
+	for _, impl := range []kubeflow.MPIImplementation{kubeflow.MPIImplementationOpenMPI, kubeflow.MPIImplementationIntel, kubeflow.MPIImplementationMPICH} {
+		job := defaulted(testjob.MakeMPIJob("pi", "ns").Implementation(impl))
+		launcherTemplate(job).Spec.Containers[0].Env = []corev1.EnvVar{{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: "-o Mine=yes"}}
+		l := LauncherJob(job, false, testOpts)
+		SkipHostKeyCheck(l)
+		for _, e := range l.Spec.Template.Spec.Containers[0].Env {
+			switch {
+			case e.Value == "-o Mine=yes":
+			case strings.Contains(e.Value, "StrictHostKeyChecking"):
+				if e.Value != "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" {
+					t.Errorf("%s: %s=%q, want the older options", impl, e.Name, e.Value)
+				}
+			}
+		}
+		if got := l.Spec.Template.Spec.Containers[0].Env; got[len(got)-1].Value != "-o Mine=yes" {
+			t.Errorf("%s: the template's own value was changed: %+v", impl, got)
+		}
 	}
 }
