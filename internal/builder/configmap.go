@@ -9,7 +9,8 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
 
-// ConfigMap is the job's hostfile, discover_hosts.sh and known_hosts.
+// ConfigMap is the job's hostfile, discover_hosts.sh, known_hosts and
+// ssh_config.
 // running lists the indices of the workers whose Pods run now, in
 // increasing order: elastic Horovod calls discover_hosts.sh to learn which
 // hosts it may use. publicKey is the job's, from its Secret (see
@@ -21,6 +22,7 @@ func ConfigMap(job *kubeflow.MPIJob, running []int, publicKey []byte, opts Optio
 			HostfileKey:      Hostfile(job, opts),
 			DiscoverHostsKey: DiscoverHosts(job, running, opts),
 			KnownHostsKey:    KnownHosts(job, publicKey, opts),
+			SSHConfigKey:     SSHConfig,
 		},
 	}
 }

@@ -152,6 +152,12 @@ func TestConfigMapHoldsHostfileDiscoverHostsAndKnownHosts(t *testing.T) {
 				"echo pi-worker-1.pi.ns.svc.cluster.test:1\n",
 			"known_hosts": "pi-worker-*.pi,[pi-worker-*.pi]:*," +
 				"pi-worker-*.pi.ns.svc.cluster.test,[pi-worker-*.pi.ns.svc.cluster.test]:* " + testPublicKeyNoComment + "\n",
+			"ssh_config": "ConnectionAttempts 10\n" +
+				"StrictHostKeyChecking yes\n" +
+				"UserKnownHostsFile /etc/mpi/known_hosts\n" +
+				"GlobalKnownHostsFile /dev/null\n" +
+				"CheckHostIP no\n" +
+				"Include /etc/ssh/ssh_config\n",
 		},
 	}
 	got := ConfigMap(job, []int{1}, []byte(testPublicKey), testOpts)

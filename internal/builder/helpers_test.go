@@ -16,8 +16,7 @@ import (
 const (
 	testUID     = types.UID("0c6e3f2a-uid")
 	testDomain  = "cluster.test"
-	testSSHArgs = "-o ConnectionAttempts=10 -o StrictHostKeyChecking=yes -o UserKnownHostsFile=/etc/mpi/known_hosts" +
-		" -o GlobalKnownHostsFile=/dev/null -o CheckHostIP=no"
+	testSSHArgs = "-F /etc/mpi/ssh_config"
 
 	labelJobName      = "training.kubeflow.org/job-name"
 	labelOperatorName = "training.kubeflow.org/operator-name"
@@ -100,6 +99,7 @@ func configVolume(name string) corev1.Volume {
 				{Key: "hostfile", Path: "hostfile", Mode: ptr.To[int32](0o444)},
 				{Key: "discover_hosts.sh", Path: "discover_hosts.sh", Mode: ptr.To[int32](0o555)},
 				{Key: "known_hosts", Path: "known_hosts", Mode: ptr.To[int32](0o444)},
+				{Key: "ssh_config", Path: "ssh_config", Mode: ptr.To[int32](0o444)},
 			},
 		}},
 	}
@@ -107,13 +107,17 @@ func configVolume(name string) corev1.Volume {
 
 var configMount = corev1.VolumeMount{Name: "mpi-job-config", MountPath: "/etc/mpi", ReadOnly: true}
 
-// knownHostsVolume is the expected known_hosts volume of a worker.
+// knownHostsVolume is the expected known_hosts and ssh_config volume of a
+// worker.
 func knownHostsVolume(name string) corev1.Volume {
 	return corev1.Volume{
 		Name: "mpi-job-config",
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: name + "-config"},
-			Items:                []corev1.KeyToPath{{Key: "known_hosts", Path: "known_hosts", Mode: ptr.To[int32](0o444)}},
+			Items: []corev1.KeyToPath{
+				{Key: "known_hosts", Path: "known_hosts", Mode: ptr.To[int32](0o444)},
+				{Key: "ssh_config", Path: "ssh_config", Mode: ptr.To[int32](0o444)},
+			},
 		}},
 	}
 }

@@ -86,16 +86,15 @@ func TestSkipHostKeyCheckGivesTheOlderOptionsAndKeepsTheUsers(t *testing.T) {
 		launcherTemplate(job).Spec.Containers[0].Env = []corev1.EnvVar{{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: "-o Mine=yes"}}
 		l := LauncherJob(job, false, testOpts)
 		SkipHostKeyCheck(l)
-		for _, e := range l.Spec.Template.Spec.Containers[0].Env {
-			switch {
-			case e.Value == "-o Mine=yes":
-			case strings.Contains(e.Value, "StrictHostKeyChecking"):
+		env := l.Spec.Template.Spec.Containers[0].Env
+		for _, e := range env[:len(env)-1] {
+			if strings.HasSuffix(e.Name, "_ARGS") || strings.HasSuffix(e.Name, "_args") {
 				if e.Value != "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" {
 					t.Errorf("%s: %s=%q, want the older options", impl, e.Name, e.Value)
 				}
 			}
 		}
-		if got := l.Spec.Template.Spec.Containers[0].Env; got[len(got)-1].Value != "-o Mine=yes" {
+		if got := env[len(env)-1]; got.Value != "-o Mine=yes" {
 			t.Errorf("%s: the template's own value was changed: %+v", impl, got)
 		}
 	}

@@ -115,7 +115,8 @@ func addWaitForWorkers(spec *corev1.PodSpec) {
 }
 
 // addConfig mounts the hostfile ConfigMap at /etc/mpi in every container:
-// the hostfile, discover_hosts.sh and known_hosts are no secret.
+// the hostfile, discover_hosts.sh, known_hosts and ssh_config are no
+// secret.
 func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{
 		Name: configVolumeName,
@@ -125,6 +126,7 @@ func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 				{Key: HostfileKey, Path: HostfileKey, Mode: ptrMode(configFileMode)},
 				{Key: DiscoverHostsKey, Path: DiscoverHostsKey, Mode: ptrMode(scriptFileMode)},
 				{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)},
+				{Key: SSHConfigKey, Path: SSHConfigKey, Mode: ptrMode(configFileMode)},
 			},
 		}},
 	})
@@ -134,16 +136,19 @@ func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 	}
 }
 
-// addKnownHosts mounts the job's known_hosts alone at /etc/mpi in a
-// worker's first container: with Open MPI's tree spawn, the daemon mpirun
-// starts on one worker starts those of others over ssh, with the same
-// options, so it checks their host keys against the same file.
-func addKnownHosts(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
+// addSSHClientConfig mounts the job's known_hosts and ssh_config alone at
+// /etc/mpi in a worker's first container: with Open MPI's tree spawn, the
+// daemon mpirun starts on one worker starts those of others over ssh, with
+// the same options, so it checks their host keys against the same file.
+func addSSHClientConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{
 		Name: configVolumeName,
 		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(job)},
-			Items:                []corev1.KeyToPath{{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)}},
+			Items: []corev1.KeyToPath{
+				{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)},
+				{Key: SSHConfigKey, Path: SSHConfigKey, Mode: ptrMode(configFileMode)},
+			},
 		}},
 	})
 	if len(spec.Containers) == 0 {

@@ -51,6 +51,8 @@ const (
 	HostfilePath     = ConfigMountPath + "/" + HostfileKey
 	KnownHostsKey    = "known_hosts"
 	KnownHostsPath   = ConfigMountPath + "/" + KnownHostsKey
+	SSHConfigKey     = "ssh_config"
+	SSHConfigPath    = ConfigMountPath + "/" + SSHConfigKey
 	sshVolumeName    = "ssh-auth"
 	configVolumeName = "mpi-job-config"
 	// Upstream's file names: its images point sshd's HostKey at id_rsa.

@@ -55,8 +55,15 @@ func TestLauncherChecksTheHostKeyTheConfigMapPins(t *testing.T) {
 	job := testjob.MakeMPIJob("pi", "ns").Workers(2).Obj()
 	f := newFixture(t, interceptor.Funcs{}, job)
 	f.reconcile(t, job)
-	if got := launcherSSHArgs(t, f); got != builder.SSHArgs || !strings.Contains(got, "StrictHostKeyChecking=yes") {
-		t.Errorf("launcher ssh options %q, want %q", got, builder.SSHArgs)
+	if got := launcherSSHArgs(t, f); got != "-F /etc/mpi/ssh_config" {
+		t.Errorf("launcher ssh options %q, want the job's ssh_config", got)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-config"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if c := cm.Data["ssh_config"]; !strings.HasPrefix(c, "ConnectionAttempts 10\nStrictHostKeyChecking yes\nUserKnownHostsFile /etc/mpi/known_hosts\n") {
+		t.Errorf("ssh_config %q does not check host keys against known_hosts", c)
 	}
 	if kh, key := knownHosts(t, f), secretPublicKey(t, f); key == "" || !strings.HasSuffix(kh, " "+key) {
 		t.Errorf("known_hosts %q does not pin the Secret's key %q", kh, key)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -100,9 +101,17 @@ func TestUpstreamImpostorWorkerIsRefused(t *testing.T) {
 }
 
 // expectHostKeysChecked checks that the launcher ran mpirun with ssh
-// checking host keys against the job's known_hosts.
+// reading the job's ssh_config, which checks host keys against the job's
+// known_hosts.
 func expectHostKeysChecked(t *testing.T, job *kubeflow.MPIJob) {
 	t.Helper()
+	cm, err := clientset.CoreV1().ConfigMaps(job.Namespace).Get(context.Background(), job.Name+"-config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cm.Data["ssh_config"]; !strings.Contains(c, "StrictHostKeyChecking yes\nUserKnownHostsFile /etc/mpi/known_hosts\n") {
+		t.Errorf("the job's ssh_config does not check host keys against its known_hosts:\n%s", c)
+	}
 	pods := launcherPods(t, job)
 	if len(pods) == 0 {
 		t.Fatal("no launcher Pod")
@@ -114,8 +123,8 @@ func expectHostKeysChecked(t *testing.T, job *kubeflow.MPIJob) {
 			continue
 		}
 		found++
-		if !strings.Contains(e.Value, "-o StrictHostKeyChecking=yes") || !strings.Contains(e.Value, "-o UserKnownHostsFile=/etc/mpi/known_hosts") {
-			t.Errorf("%s=%q does not check host keys against the job's known_hosts", e.Name, e.Value)
+		if e.Value != "-F /etc/mpi/ssh_config" {
+			t.Errorf("%s=%q, want the job's ssh_config", e.Name, e.Value)
 		}
 	}
 	if found == 0 {
