@@ -61,7 +61,10 @@ func launcherEnv(job *kubeflow.MPIJob) []corev1.EnvVar {
 	case kubeflow.MPIImplementationMPICH:
 		env = append(env,
 			corev1.EnvVar{Name: "HYDRA_HOST_FILE", Value: HostfilePath},
+			// HYDRA_LAUNCH_EXTRA_ARGS is upstream's name, which no hydra
+			// reads; hydra's own is HYDRA_LAUNCHER_EXTRA_ARGS.
 			corev1.EnvVar{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: SSHArgs},
+			corev1.EnvVar{Name: "HYDRA_LAUNCHER_EXTRA_ARGS", Value: SSHArgs},
 		)
 	}
 	if !*job.Spec.RunLauncherAsWorker {

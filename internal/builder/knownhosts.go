@@ -91,4 +91,5 @@ var sshArgsVars = map[string]bool{
 	"PRTE_MCA_plm_ssh_args":                 true,
 	"I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS": true,
 	"HYDRA_LAUNCH_EXTRA_ARGS":               true,
+	"HYDRA_LAUNCHER_EXTRA_ARGS":             true,
 }

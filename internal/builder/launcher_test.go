@@ -116,6 +116,7 @@ func TestLauncherEnvPerImplementation(t *testing.T) {
 	mpich := []corev1.EnvVar{
 		{Name: "HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
 		{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: testSSHArgs},
+		{Name: "HYDRA_LAUNCHER_EXTRA_ARGS", Value: testSSHArgs},
 	}
 	concat := func(parts ...[]corev1.EnvVar) []corev1.EnvVar {
 		out := []corev1.EnvVar{role}
@@ -174,6 +175,7 @@ func TestLauncherUserEnvComesLastSoItWins(t *testing.T) {
 		{Name: "K_MPI_JOB_ROLE", Value: "launcher"},
 		{Name: "HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
 		{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: testSSHArgs},
+		{Name: "HYDRA_LAUNCHER_EXTRA_ARGS", Value: testSSHArgs},
 		{Name: "NVIDIA_VISIBLE_DEVICES"},
 		{Name: "NVIDIA_DRIVER_CAPABILITIES"},
 		{Name: "HYDRA_HOST_FILE", Value: "/my/hosts"},

@@ -116,7 +116,7 @@ func expectHostKeysChecked(t *testing.T, job *kubeflow.MPIJob) {
 	if len(pods) == 0 {
 		t.Fatal("no launcher Pod")
 	}
-	names := map[string]bool{"OMPI_MCA_plm_rsh_args": true, "PRTE_MCA_plm_ssh_args": true, "HYDRA_LAUNCH_EXTRA_ARGS": true}
+	names := map[string]bool{"OMPI_MCA_plm_rsh_args": true, "PRTE_MCA_plm_ssh_args": true, "HYDRA_LAUNCHER_EXTRA_ARGS": true}
 	found := 0
 	for _, e := range pods[len(pods)-1].Spec.Containers[0].Env {
 		if !names[e.Name] {
