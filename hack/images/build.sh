@@ -34,7 +34,8 @@ imagetool() {
 hash_of() { cat "$@" | sha256sum | cut -c1-12; }
 
 # mpi_image NAME SUITE PACKAGES: a Debian root filesystem with an MPI
-# implementation, sshd for root (port 22) and for mpiuser (port 2222), and
+# implementation, sshd for root (port 22) and for mpiuser (port 2222), both
+# with the job's key as host key, ssh checking host keys, and
 # the test programs /opt/mpi/pi and /opt/mpi/ranks.
 mpi_image() {
   local name=$1 suite=$2 pkgs=$3 cc=${4:-mpicc}
@@ -54,8 +55,11 @@ mpi_image() {
   cp "$here/files/pi.c" "$here/files/ranks.c" "$r/opt/mpi/"
   chroot "$r" sh -c "cd /opt/mpi && $cc -O2 -o pi pi.c && $cc -O2 -o ranks ranks.c"
   chroot "$r" useradd -m -u 1000 -s /bin/bash mpiuser
-  chroot "$r" ssh-keygen -A >/dev/null
-  printf 'PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nStrictModes no\n' \
+  # No host keys of the image's own: every container of it would share
+  # them. sshd presents the job's key, which the launcher's known_hosts
+  # pins (root's here; mpiuser's in sshd_config.nonroot).
+  rm -f "$r"/etc/ssh/ssh_host_*
+  printf 'PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nStrictModes no\nHostKey /root/.ssh/id_rsa\n' \
     > "$r/etc/ssh/sshd_config.d/mpi.conf"
   install -m 0644 -o 1000 -g 1000 "$here/files/sshd_config.nonroot" "$r/home/mpiuser/.sshd_config"
   install -m 0644 "$here/files/ssh_config" "$r/etc/ssh/ssh_config.d/mpi.conf"

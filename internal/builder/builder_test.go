@@ -144,7 +144,7 @@ func richJob() *kubeflow.MPIJob {
 func TestBuildersDoNotMutateTheJob(t *testing.T) {
 	builders := map[string]func(*kubeflow.MPIJob){
 		"SSHSecret":     func(j *kubeflow.MPIJob) { SSHSecret(j, []byte("priv"), []byte("pub")) },
-		"ConfigMap":     func(j *kubeflow.MPIJob) { ConfigMap(j, []int{0, 2}, testOpts) },
+		"ConfigMap":     func(j *kubeflow.MPIJob) { ConfigMap(j, []int{0, 2}, nil, testOpts) },
 		"Hostfile":      func(j *kubeflow.MPIJob) { Hostfile(j, testOpts) },
 		"DiscoverHosts": func(j *kubeflow.MPIJob) { DiscoverHosts(j, []int{1}, testOpts) },
 		"Service":       func(j *kubeflow.MPIJob) { Service(j) },

@@ -9,15 +9,20 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
 
-// ConfigMap is the job's hostfile and discover_hosts.sh. running lists the
-// indices of the workers whose Pods run now, in increasing order: elastic
-// Horovod calls discover_hosts.sh to learn which hosts it may use.
-func ConfigMap(job *kubeflow.MPIJob, running []int, opts Options) *corev1.ConfigMap {
+// ConfigMap is the job's hostfile, discover_hosts.sh, known_hosts and
+// ssh_config.
+// running lists the indices of the workers whose Pods run now, in
+// increasing order: elastic Horovod calls discover_hosts.sh to learn which
+// hosts it may use. publicKey is the job's, from its Secret (see
+// KnownHosts).
+func ConfigMap(job *kubeflow.MPIJob, running []int, publicKey []byte, opts Options) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: objectMeta(job, ConfigMapName(job), JobLabels(job)),
 		Data: map[string]string{
 			HostfileKey:      Hostfile(job, opts),
 			DiscoverHostsKey: DiscoverHosts(job, running, opts),
+			KnownHostsKey:    KnownHosts(job, publicKey, opts),
+			SSHConfigKey:     SSHConfig,
 		},
 	}
 }

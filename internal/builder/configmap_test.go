@@ -137,7 +137,7 @@ func TestDiscoverHosts(t *testing.T) {
 	}
 }
 
-func TestConfigMapHoldsHostfileAndDiscoverHosts(t *testing.T) {
+func TestConfigMapHoldsHostfileDiscoverHostsAndKnownHosts(t *testing.T) {
 	job := defaulted(testjob.MakeMPIJob("pi", "ns").Workers(2).Implementation(kubeflow.MPIImplementationMPICH))
 	want := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
@@ -151,9 +151,17 @@ func TestConfigMapHoldsHostfileAndDiscoverHosts(t *testing.T) {
 				"pi-worker-1.pi.ns.svc.cluster.test:1\n",
 			"discover_hosts.sh": "#!/bin/sh\n" +
 				"echo pi-worker-1.pi.ns.svc.cluster.test:1\n",
+			"known_hosts": "pi-worker-*.pi,[pi-worker-*.pi]:*," +
+				"pi-worker-*.pi.ns.svc.cluster.test,[pi-worker-*.pi.ns.svc.cluster.test]:* " + testPublicKeyNoComment + "\n",
+			"ssh_config": "ConnectionAttempts 10\n" +
+				"StrictHostKeyChecking yes\n" +
+				"UserKnownHostsFile /etc/mpi/known_hosts\n" +
+				"GlobalKnownHostsFile /dev/null\n" +
+				"CheckHostIP no\n" +
+				"Include /etc/ssh/ssh_config\n",
 		},
 	}
-	got := ConfigMap(job, []int{1}, testOpts)
+	got := ConfigMap(job, []int{1}, []byte(testPublicKey), testOpts)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ConfigMap (-want +got):\n%s", diff)
 	}

@@ -8,10 +8,28 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
 
-// SSHArgs are the options mpirun passes to ssh. Workers generate their host
-// keys at start, so there is nothing to check them against; connection
-// attempts ride out a worker whose sshd is not listening yet.
-const SSHArgs = "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+// SSHArgs are the options mpirun passes to ssh: the job's ssh_config. A
+// file, not -o options: Open MPI 5 (PRRTE) hands plm_ssh_args on to the
+// daemons it starts, which start others over ssh (tree spawn), cut at the
+// first "=" ("-o ConnectionAttempts"), and ssh then refuses to run.
+const SSHArgs = "-F " + SSHConfigPath
+
+// SSHConfig is the ssh client configuration of the job (SSHArgs). Every
+// worker's sshd presents the job's key as its host key, and the job's
+// known_hosts pins that key for the workers' names, so ssh checks it and
+// trusts nothing else: not the image's global known_hosts, not a Pod's IP
+// address (Pods come and go; CheckHostIP is on by default in OpenSSH
+// before 8.5). Connection attempts ride out a worker whose sshd is not
+// listening yet. -F replaces the image's own configuration, so it is
+// included last: ssh keeps the first value it reads, so ours win, and the
+// image's others still apply (upstream's images set Port 2222 there).
+const SSHConfig = `ConnectionAttempts 10
+StrictHostKeyChecking yes
+UserKnownHostsFile ` + KnownHostsPath + `
+GlobalKnownHostsFile /dev/null
+CheckHostIP no
+Include /etc/ssh/ssh_config
+`
 
 // launcherEnv is the environment that points the job's MPI implementation
 // at the hostfile and at ssh.
@@ -43,7 +61,10 @@ func launcherEnv(job *kubeflow.MPIJob) []corev1.EnvVar {
 	case kubeflow.MPIImplementationMPICH:
 		env = append(env,
 			corev1.EnvVar{Name: "HYDRA_HOST_FILE", Value: HostfilePath},
+			// HYDRA_LAUNCH_EXTRA_ARGS is upstream's name, which no hydra
+			// reads; hydra's own is HYDRA_LAUNCHER_EXTRA_ARGS.
 			corev1.EnvVar{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: SSHArgs},
+			corev1.EnvVar{Name: "HYDRA_LAUNCHER_EXTRA_ARGS", Value: SSHArgs},
 		)
 	}
 	if !*job.Spec.RunLauncherAsWorker {

@@ -16,7 +16,7 @@ import (
 const (
 	testUID     = types.UID("0c6e3f2a-uid")
 	testDomain  = "cluster.test"
-	testSSHArgs = "-o ConnectionAttempts=10 -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+	testSSHArgs = "-F /etc/mpi/ssh_config"
 
 	labelJobName      = "training.kubeflow.org/job-name"
 	labelOperatorName = "training.kubeflow.org/operator-name"
@@ -98,12 +98,41 @@ func configVolume(name string) corev1.Volume {
 			Items: []corev1.KeyToPath{
 				{Key: "hostfile", Path: "hostfile", Mode: ptr.To[int32](0o444)},
 				{Key: "discover_hosts.sh", Path: "discover_hosts.sh", Mode: ptr.To[int32](0o555)},
+				{Key: "known_hosts", Path: "known_hosts", Mode: ptr.To[int32](0o444)},
+				{Key: "ssh_config", Path: "ssh_config", Mode: ptr.To[int32](0o444)},
 			},
 		}},
 	}
 }
 
 var configMount = corev1.VolumeMount{Name: "mpi-job-config", MountPath: "/etc/mpi", ReadOnly: true}
+
+// knownHostsVolume is the expected known_hosts and ssh_config volume of a
+// worker.
+func knownHostsVolume(name string) corev1.Volume {
+	return corev1.Volume{
+		Name: "mpi-job-config",
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name + "-config"},
+			Items: []corev1.KeyToPath{
+				{Key: "known_hosts", Path: "known_hosts", Mode: ptr.To[int32](0o444)},
+				{Key: "ssh_config", Path: "ssh_config", Mode: ptr.To[int32](0o444)},
+			},
+		}},
+	}
+}
+
+// workerMounts are the mounts a worker's first container gets: the keys
+// at path, the job's key at sshd's default host key files, known_hosts.
+func workerMounts(path string) []corev1.VolumeMount {
+	mounts := []corev1.VolumeMount{sshMount(path)}
+	for _, f := range []string{"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key"} {
+		mounts = append(mounts,
+			corev1.VolumeMount{Name: "ssh-auth", MountPath: f, SubPath: "id_rsa", ReadOnly: true},
+			corev1.VolumeMount{Name: "ssh-auth", MountPath: f + ".pub", SubPath: "id_rsa.pub", ReadOnly: true})
+	}
+	return append(mounts, configMount)
+}
 
 // findVolume returns the named volume of spec, or nil.
 func findVolume(spec *corev1.PodSpec, name string) *corev1.Volume {

@@ -114,7 +114,9 @@ func addWaitForWorkers(spec *corev1.PodSpec) {
 	}}, spec.InitContainers...)
 }
 
-// addConfig mounts the hostfile ConfigMap at /etc/mpi in every container.
+// addConfig mounts the hostfile ConfigMap at /etc/mpi in every container:
+// the hostfile, discover_hosts.sh, known_hosts and ssh_config are no
+// secret.
 func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 	spec.Volumes = append(spec.Volumes, corev1.Volume{
 		Name: configVolumeName,
@@ -123,6 +125,8 @@ func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 			Items: []corev1.KeyToPath{
 				{Key: HostfileKey, Path: HostfileKey, Mode: ptrMode(configFileMode)},
 				{Key: DiscoverHostsKey, Path: DiscoverHostsKey, Mode: ptrMode(scriptFileMode)},
+				{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)},
+				{Key: SSHConfigKey, Path: SSHConfigKey, Mode: ptrMode(configFileMode)},
 			},
 		}},
 	})
@@ -130,6 +134,28 @@ func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 	for i := range spec.Containers {
 		spec.Containers[i].VolumeMounts = append(spec.Containers[i].VolumeMounts, mount)
 	}
+}
+
+// addSSHClientConfig mounts the job's known_hosts and ssh_config alone at
+// /etc/mpi in a worker's first container: with Open MPI's tree spawn, the
+// daemon mpirun starts on one worker starts those of others over ssh, with
+// the same options, so it checks their host keys against the same file.
+func addSSHClientConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
+	spec.Volumes = append(spec.Volumes, corev1.Volume{
+		Name: configVolumeName,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(job)},
+			Items: []corev1.KeyToPath{
+				{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)},
+				{Key: SSHConfigKey, Path: SSHConfigKey, Mode: ptrMode(configFileMode)},
+			},
+		}},
+	})
+	if len(spec.Containers) == 0 {
+		return
+	}
+	c := &spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: configVolumeName, MountPath: ConfigMountPath, ReadOnly: true})
 }
 
 func ptrMode(m int32) *int32 { return &m }

@@ -116,6 +116,7 @@ func TestLauncherEnvPerImplementation(t *testing.T) {
 	mpich := []corev1.EnvVar{
 		{Name: "HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
 		{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: testSSHArgs},
+		{Name: "HYDRA_LAUNCHER_EXTRA_ARGS", Value: testSSHArgs},
 	}
 	concat := func(parts ...[]corev1.EnvVar) []corev1.EnvVar {
 		out := []corev1.EnvVar{role}
@@ -174,6 +175,7 @@ func TestLauncherUserEnvComesLastSoItWins(t *testing.T) {
 		{Name: "K_MPI_JOB_ROLE", Value: "launcher"},
 		{Name: "HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
 		{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: testSSHArgs},
+		{Name: "HYDRA_LAUNCHER_EXTRA_ARGS", Value: testSSHArgs},
 		{Name: "NVIDIA_VISIBLE_DEVICES"},
 		{Name: "NVIDIA_DRIVER_CAPABILITIES"},
 		{Name: "HYDRA_HOST_FILE", Value: "/my/hosts"},
@@ -185,7 +187,7 @@ func TestLauncherUserEnvComesLastSoItWins(t *testing.T) {
 	}
 }
 
-func TestLauncherEveryContainerGetsRoleKeysAndConfig(t *testing.T) {
+func TestLauncherEveryContainerGetsRoleAndConfigButOnlyTheFirstTheKeys(t *testing.T) {
 	job := defaulted(testjob.MakeMPIJob("pi", "ns").LauncherAsWorker())
 	launcherTemplate(job).Spec.Containers = append(launcherTemplate(job).Spec.Containers,
 		corev1.Container{Name: "sidecar", Image: "busybox"})
@@ -203,7 +205,7 @@ func TestLauncherEveryContainerGetsRoleKeysAndConfig(t *testing.T) {
 			{Name: "PRTE_MCA_prte_set_default_slots", Value: "1"},
 			{Name: "PRTE_MCA_plm_ssh_args", Value: testSSHArgs},
 		},
-		VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh"), configMount},
+		VolumeMounts: []corev1.VolumeMount{configMount},
 	}
 	spec := LauncherJob(job, false, testOpts).Spec.Template.Spec
 	if len(spec.Containers) != 2 {

@@ -49,6 +49,10 @@ const (
 	HostfileKey      = "hostfile"
 	DiscoverHostsKey = "discover_hosts.sh"
 	HostfilePath     = ConfigMountPath + "/" + HostfileKey
+	KnownHostsKey    = "known_hosts"
+	KnownHostsPath   = ConfigMountPath + "/" + KnownHostsKey
+	SSHConfigKey     = "ssh_config"
+	SSHConfigPath    = ConfigMountPath + "/" + SSHConfigKey
 	sshVolumeName    = "ssh-auth"
 	configVolumeName = "mpi-job-config"
 	// Upstream's file names: its images point sshd's HostKey at id_rsa.
@@ -58,6 +62,10 @@ const (
 	sshAuthorizedFile  = "authorized_keys"
 	defaultSSHDCommand = "/usr/sbin/sshd"
 )
+
+// SSHPublicKeyKey is the Secret's key of the public key, as upstream names
+// it (the private key's is corev1.SSHAuthPrivateKey).
+const SSHPublicKeyKey = "ssh-publickey"
 
 // SSHSecretName is the name of the job's key Secret.
 func SSHSecretName(job *kubeflow.MPIJob) string { return job.Name + "-ssh" }
@@ -73,8 +81,12 @@ func LauncherName(job *kubeflow.MPIJob) string { return job.Name + "-launcher" }
 
 // WorkerName is the name (and hostname) of worker i.
 func WorkerName(job *kubeflow.MPIJob, i int) string {
-	return job.Name + "-worker-" + strconv.Itoa(i)
+	return workerNamePrefix(job) + strconv.Itoa(i)
 }
+
+// workerNamePrefix is what every worker's name starts with, its index
+// following.
+func workerNamePrefix(job *kubeflow.MPIJob) string { return job.Name + "-worker-" }
 
 // HostName is the name the hostfile gives a Pod of the job: fully
 // qualified when the cluster domain was given, else "<hostname>.<job>",
@@ -138,7 +150,7 @@ func rankOffset(job *kubeflow.MPIJob) int {
 // name, read from the name the controller gave it (the replica-index label
 // is shifted when the launcher runs ranks).
 func WorkerIndex(job *kubeflow.MPIJob, podName string) (int, bool) {
-	suffix, ok := strings.CutPrefix(podName, job.Name+"-worker-")
+	suffix, ok := strings.CutPrefix(podName, workerNamePrefix(job))
 	if !ok {
 		return 0, false
 	}

@@ -44,8 +44,10 @@ func isRootSSHPath(path string) bool {
 	return path == "/root/.ssh" || strings.HasPrefix(path, "/root/")
 }
 
-// addSSHAuth mounts the job's key pair at sshAuthMountPath in every
-// container, as the private key, the public key and authorized_keys.
+// addSSHAuth mounts the job's key pair at sshAuthMountPath, as the private
+// key, the public key and authorized_keys, in the first container only:
+// the one that runs mpirun or sshd, as upstream mounts it. Sidecars and
+// init containers never need the private key.
 func addSSHAuth(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 	mode := rootKeyMode
 	if !isRootSSHPath(job.Spec.SSHAuthMountPath) {
@@ -59,14 +61,46 @@ func addSSHAuth(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 			DefaultMode: ptr.To(mode),
 			Items: []corev1.KeyToPath{
 				{Key: corev1.SSHAuthPrivateKey, Path: sshPrivateKeyFile},
-				{Key: "ssh-publickey", Path: sshPublicKeyFile},
-				{Key: "ssh-publickey", Path: sshAuthorizedFile},
+				{Key: SSHPublicKeyKey, Path: sshPublicKeyFile},
+				{Key: SSHPublicKeyKey, Path: sshAuthorizedFile},
 			},
 		}},
 	})
-	mount := corev1.VolumeMount{Name: sshVolumeName, MountPath: job.Spec.SSHAuthMountPath, ReadOnly: true}
-	for i := range spec.Containers {
-		spec.Containers[i].VolumeMounts = append(spec.Containers[i].VolumeMounts, mount)
+	if len(spec.Containers) == 0 {
+		return
+	}
+	c := &spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts,
+		corev1.VolumeMount{Name: sshVolumeName, MountPath: job.Spec.SSHAuthMountPath, ReadOnly: true})
+}
+
+// sshdHostKeyFiles are where sshd looks for its host keys when its
+// configuration names none: root's sshd in upstream's images, and in most
+// images, is configured so.
+var sshdHostKeyFiles = []string{
+	"/etc/ssh/ssh_host_rsa_key",
+	"/etc/ssh/ssh_host_ecdsa_key",
+	"/etc/ssh/ssh_host_ed25519_key",
+}
+
+// addHostKeys makes the job's key the host key of the worker's sshd
+// wherever it looks for one: at sshAuthMountPath/id_rsa (upstream's
+// non-root sshd_config says HostKey there) and, in place of the image's own
+// keys, at sshd's default host key files, so that root's sshd of an image
+// that ships keys made at build time presents the job's key too. The
+// launcher's known_hosts pins that key. Each default file gets the job's
+// key whatever its type: sshd reads the type from the file, and no key of
+// the image is left to offer. The public halves are mounted too, or sshd
+// complains that they do not match.
+func addHostKeys(spec *corev1.PodSpec) {
+	if len(spec.Containers) == 0 {
+		return
+	}
+	c := &spec.Containers[0]
+	for _, f := range sshdHostKeyFiles {
+		c.VolumeMounts = append(c.VolumeMounts,
+			corev1.VolumeMount{Name: sshVolumeName, MountPath: f, SubPath: sshPrivateKeyFile, ReadOnly: true},
+			corev1.VolumeMount{Name: sshVolumeName, MountPath: f + ".pub", SubPath: sshPublicKeyFile, ReadOnly: true})
 	}
 }
 

@@ -17,7 +17,7 @@ func SSHSecret(job *kubeflow.MPIJob, privateKey, publicKey []byte) *corev1.Secre
 		Immutable:  ptr.To(true),
 		Data: map[string][]byte{
 			corev1.SSHAuthPrivateKey: privateKey,
-			"ssh-publickey":          publicKey,
+			SSHPublicKeyKey:          publicKey,
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -161,25 +162,42 @@ func TestKeyFilesAreNeverWorldReadable(t *testing.T) {
 	}
 }
 
-func TestKeysAreMountedInEveryContainerAtSSHAuthMountPath(t *testing.T) {
+// TestKeysAreMountedOnlyInTheFirstContainer: the first container runs
+// mpirun or sshd and needs the private key; sidecars and init containers
+// never get it.
+func TestKeysAreMountedOnlyInTheFirstContainer(t *testing.T) {
 	job := defaulted(testjob.MakeMPIJob("pi", "ns").SSHAuthMountPath("/home/mpiuser/.ssh"))
 	for _, tpl := range []*corev1.PodTemplateSpec{workerTemplate(job), launcherTemplate(job)} {
 		tpl.Spec.Containers = append(tpl.Spec.Containers, corev1.Container{Name: "sidecar", Image: "busybox"})
+		tpl.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
 	}
 	for role, spec := range builtSpecs(job) {
-		for _, c := range spec.Containers {
-			found := false
+		first := spec.Containers[0]
+		if !slices.ContainsFunc(first.VolumeMounts, func(m corev1.VolumeMount) bool { return cmp.Equal(m, sshMount("/home/mpiuser/.ssh")) }) {
+			t.Errorf("%s container %s: no key mount at sshAuthMountPath in %+v", role, first.Name, first.VolumeMounts)
+		}
+		for _, c := range append(spec.Containers[1:], spec.InitContainers...) {
 			for _, m := range c.VolumeMounts {
 				if m.Name == "ssh-auth" {
-					found = true
-					if diff := cmp.Diff(sshMount("/home/mpiuser/.ssh"), m); diff != "" {
-						t.Errorf("%s container %s ssh mount (-want +got):\n%s", role, c.Name, diff)
-					}
+					t.Errorf("%s container %s mounts the keys: %+v", role, c.Name, m)
 				}
 			}
-			if !found {
-				t.Errorf("%s container %s has no ssh-auth mount", role, c.Name)
-			}
+		}
+	}
+}
+
+// TestWorkersPresentTheJobsKeyAsHostKey: the worker's sshd finds the
+// job's key as host key at sshAuthMountPath/id_rsa and at the default host
+// key files, for root and for a non-root user alike.
+func TestWorkersPresentTheJobsKeyAsHostKey(t *testing.T) {
+	for _, path := range []string{"/root/.ssh", "/home/mpiuser/.ssh"} {
+		job := defaulted(testjob.MakeMPIJob("pi", "ns").SSHAuthMountPath(path))
+		spec := WorkerPod(job, 0, testOpts).Spec
+		if diff := cmp.Diff(workerMounts(path), spec.Containers[0].VolumeMounts); diff != "" {
+			t.Errorf("%s: worker mounts (-want +got):\n%s", path, diff)
+		}
+		if diff := cmp.Diff(knownHostsVolume("pi"), *findVolume(&spec, "mpi-job-config")); diff != "" {
+			t.Errorf("%s: worker known_hosts volume (-want +got):\n%s", path, diff)
 		}
 	}
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // WorkerPod is worker i: a plain Pod from the Worker template, reachable as
-// <job>-worker-<i>.<job>, with the job's keys mounted and, when the template
-// gives no command, running sshd in the foreground.
+// <job>-worker-<i>.<job>, with the job's keys mounted, the job's key as
+// sshd's host key, and, when the template gives no command, running sshd in
+// the foreground.
 func WorkerPod(job *kubeflow.MPIJob, i int, opts Options) *corev1.Pod {
 	name := WorkerName(job, i)
 	t := podTemplate(job, kubeflow.MPIReplicaTypeWorker, workerLabels(job, i))
@@ -21,6 +22,8 @@ func WorkerPod(job *kubeflow.MPIJob, i int, opts Options) *corev1.Pod {
 	spec.RestartPolicy = podRestartPolicy(job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].RestartPolicy)
 	noTokenByDefault(spec)
 	addSSHAuth(job, spec)
+	addHostKeys(spec)
+	addSSHClientConfig(job, spec)
 	addEnv(spec, []corev1.EnvVar{{Name: EnvJobRole, Value: RoleWorker}})
 	if len(spec.Containers) > 0 && len(spec.Containers[0].Command) == 0 && len(spec.Containers[0].Args) == 0 {
 		spec.Containers[0].Command = []string{defaultSSHDCommand, "-De"}

@@ -50,6 +50,7 @@ func TestWorkerPodIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 			Volumes: []corev1.Volume{
 				{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 				sshVolume("pi", 0o600),
+				knownHostsVolume("pi"),
 			},
 			Containers: []corev1.Container{{
 				Name:    "worker",
@@ -59,10 +60,7 @@ func TestWorkerPodIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 					{Name: "K_MPI_JOB_ROLE", Value: "worker"},
 					{Name: "FOO", Value: "bar"},
 				},
-				VolumeMounts: []corev1.VolumeMount{
-					{Name: "data", MountPath: "/data"},
-					sshMount("/root/.ssh"),
-				},
+				VolumeMounts: append([]corev1.VolumeMount{{Name: "data", MountPath: "/data"}}, workerMounts("/root/.ssh")...),
 			}},
 		},
 	}
@@ -129,7 +127,7 @@ func TestWorkerPodContainers(t *testing.T) {
 				Name: "w", Image: "mpi",
 				Command:      []string{"/usr/sbin/sshd", "-De"},
 				Env:          []corev1.EnvVar{{Name: "K_MPI_JOB_ROLE", Value: "worker"}},
-				VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh")},
+				VolumeMounts: workerMounts("/root/.ssh"),
 			}},
 		},
 		"a command in the template is kept": {
@@ -138,7 +136,7 @@ func TestWorkerPodContainers(t *testing.T) {
 				Name: "w", Image: "mpi",
 				Command:      []string{"/start.sh"},
 				Env:          []corev1.EnvVar{{Name: "K_MPI_JOB_ROLE", Value: "worker"}},
-				VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh")},
+				VolumeMounts: workerMounts("/root/.ssh"),
 			}},
 		},
 		"args alone keep the image's entrypoint": {
@@ -147,7 +145,7 @@ func TestWorkerPodContainers(t *testing.T) {
 				Name: "w", Image: "mpi",
 				Args:         []string{"--port", "2222"},
 				Env:          []corev1.EnvVar{{Name: "K_MPI_JOB_ROLE", Value: "worker"}},
-				VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh")},
+				VolumeMounts: workerMounts("/root/.ssh"),
 			}},
 		},
 		"the user's K_MPI_JOB_ROLE comes after ours, so it wins": {
@@ -163,10 +161,10 @@ func TestWorkerPodContainers(t *testing.T) {
 					{Name: "A", Value: "1"},
 					{Name: "K_MPI_JOB_ROLE", Value: "custom"},
 				},
-				VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh")},
+				VolumeMounts: workerMounts("/root/.ssh"),
 			}},
 		},
-		"every container gets the role and the keys; only the first gets sshd": {
+		"every container gets the role; only the first gets the keys and sshd": {
 			containers: []corev1.Container{
 				{Name: "w", Image: "mpi"},
 				{Name: "sidecar", Image: "busybox", Env: []corev1.EnvVar{{Name: "S", Value: "1"}}},
@@ -176,7 +174,7 @@ func TestWorkerPodContainers(t *testing.T) {
 					Name: "w", Image: "mpi",
 					Command:      []string{"/usr/sbin/sshd", "-De"},
 					Env:          []corev1.EnvVar{{Name: "K_MPI_JOB_ROLE", Value: "worker"}},
-					VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh")},
+					VolumeMounts: workerMounts("/root/.ssh"),
 				},
 				{
 					Name: "sidecar", Image: "busybox",
@@ -184,7 +182,6 @@ func TestWorkerPodContainers(t *testing.T) {
 						{Name: "K_MPI_JOB_ROLE", Value: "worker"},
 						{Name: "S", Value: "1"},
 					},
-					VolumeMounts: []corev1.VolumeMount{sshMount("/root/.ssh")},
 				},
 			},
 		},

@@ -8,9 +8,12 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
 )
 
 // reconcileLauncher creates the launcher Job when it may run, and
@@ -22,7 +25,7 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, s *state, kids *chil
 		if rec, ok := kids.restart(); ok {
 			// After a restart the successor is made at once, suspended
 			// if it must wait, as it alone carries the retries left.
-			l := r.launcherJob(job, suspend)
+			l := r.newLauncherJob(ctx, job, kids, suspend)
 			l.Spec.BackoffLimit = ptr.To(rec.BackoffLimit)
 			return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, l))
 		}
@@ -31,9 +34,25 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, s *state, kids *chil
 			// hold a stale copy of the template that Kueue may still edit.
 			return nil
 		}
-		return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, r.launcherJob(job, false)))
+		return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, r.newLauncherJob(ctx, job, kids, false)))
 	}
 	return r.setLauncherSuspend(ctx, job, kids.launcher, suspend)
+}
+
+// newLauncherJob is the launcher Job to create. It checks the workers'
+// host keys unless a worker that an older operator made still runs: that
+// one may present its image's own key, and the job must keep working.
+func (r *Reconciler) newLauncherJob(ctx context.Context, job *kubeflow.MPIJob, kids *children, suspend bool) *batchv1.Job {
+	l := r.launcherJob(job, suspend)
+	for _, p := range kids.workers {
+		if !builder.PresentsJobHostKey(p) {
+			ctrl.LoggerFrom(ctx).Info("Not checking host keys: a worker was made by an older operator",
+				"mpijob", klog.KObj(job), "pod", p.Name)
+			builder.SkipHostKeyCheck(l)
+			break
+		}
+	}
+	return l
 }
 
 // launcherMustWait decides whether the launcher Job is suspended: the job

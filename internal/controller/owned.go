@@ -38,7 +38,8 @@ func (r *Reconciler) getOwned(ctx context.Context, job *kubeflow.MPIJob, name st
 // foreign object of the same name would otherwise go unnoticed forever.
 // An object controlled by the job but made by upstream's operator (an
 // operator swap mid-job) lacks the labels our cache selects by: it is
-// adopted by giving it those labels.
+// adopted by giving it those labels. Either way obj is then the live
+// object, not the one we meant to make.
 func (r *Reconciler) create(ctx context.Context, job *kubeflow.MPIJob, obj client.Object) error {
 	err := r.Client.Create(ctx, obj)
 	if err == nil {
@@ -47,17 +48,13 @@ func (r *Reconciler) create(ctx context.Context, job *kubeflow.MPIJob, obj clien
 	if !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
 	}
-	live, ok := obj.DeepCopyObject().(client.Object)
-	if !ok {
-		return fmt.Errorf("copying %T", obj)
-	}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		return fmt.Errorf("reading existing %T %s: %w", obj, obj.GetName(), err)
 	}
-	if !metav1.IsControlledBy(live, job) {
+	if !metav1.IsControlledBy(obj, job) {
 		return fmt.Errorf("%T %s exists and is not controlled by this MPIJob", obj, obj.GetName())
 	}
-	return r.adopt(ctx, live, builder.JobLabels(job))
+	return r.adopt(ctx, obj, builder.JobLabels(job))
 }
 
 // adopt adds the labels our cache selects by to a child the job controls,
@@ -85,17 +82,29 @@ func (r *Reconciler) adopt(ctx context.Context, live client.Object, want map[str
 	return nil
 }
 
-// ensureSecret makes the job's key pair once. The Secret is immutable.
-func (r *Reconciler) ensureSecret(ctx context.Context, job *kubeflow.MPIJob) error {
-	found, err := r.getOwned(ctx, job, builder.SSHSecretName(job), &corev1.Secret{})
-	if found || err != nil {
-		return err
-	}
-	priv, pub, err := sshkey.Generate()
+// ensureSecret makes the job's key pair once (the Secret is immutable) and
+// returns its public key, which the job's known_hosts pins. A Secret made
+// by an older version of this operator or by upstream's has the same two
+// keys, so its jobs keep theirs.
+func (r *Reconciler) ensureSecret(ctx context.Context, job *kubeflow.MPIJob) ([]byte, error) {
+	secret := &corev1.Secret{}
+	found, err := r.getOwned(ctx, job, builder.SSHSecretName(job), secret)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return r.create(ctx, job, builder.SSHSecret(job, priv, pub))
+	if !found {
+		priv, pub, err := sshkey.Generate()
+		if err != nil {
+			return nil, err
+		}
+		// After create, secret is the live one: when a stale cache hid it,
+		// the key to pin is the one it holds, not the one just made.
+		secret = builder.SSHSecret(job, priv, pub)
+		if err := r.create(ctx, job, secret); err != nil {
+			return nil, err
+		}
+	}
+	return secret.Data[builder.SSHPublicKeyKey], nil
 }
 
 // ensureService makes the headless Service. Its spec never changes.
@@ -111,9 +120,9 @@ func (r *Reconciler) ensureService(ctx context.Context, job *kubeflow.MPIJob) er
 // workers or the running ones changed. A change of the running workers
 // alone (discover_hosts.sh) is paced like count-only status writes, so
 // a large job starting does not rewrite it once per worker.
-func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *children) error {
+func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *children, publicKey []byte) error {
 	job := s.job
-	want := builder.ConfigMap(job, kids.runningWorkers(int(job.Workers())), r.Options)
+	want := builder.ConfigMap(job, kids.runningWorkers(int(job.Workers())), publicKey, r.Options)
 	have := &corev1.ConfigMap{}
 	found, err := r.getOwned(ctx, job, want.Name, have)
 	if err != nil {

@@ -173,7 +173,8 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if err := r.endReplacedLauncher(ctx, kids); err != nil {
 		return err
 	}
-	if err := r.ensureSecret(ctx, s.job); err != nil {
+	publicKey, err := r.ensureSecret(ctx, s.job)
+	if err != nil {
 		return err
 	}
 	if err := r.ensureService(ctx, s.job); err != nil {
@@ -192,7 +193,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if done, err := r.restartOnDisruption(ctx, s, kids); done || err != nil {
 		return err
 	}
-	if err := r.ensureConfigMap(ctx, s, kids); err != nil {
+	if err := r.ensureConfigMap(ctx, s, kids, publicKey); err != nil {
 		return err
 	}
 	if formed, err := r.reconcileGang(ctx, s.job); !formed || err != nil {

@@ -173,6 +173,7 @@ func TestUpstreamPiExamples(t *testing.T) {
 			} else {
 				expectSSHLogin(t, job)
 			}
+			expectHostKeysChecked(t, job)
 			expectPulledFromMirror(t, job)
 			expectOnBothNodes(t, job)
 		})

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -15,6 +16,10 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
 )
+
+// upstreamPublicKey is an ECDSA P-521 public key as upstream's operator
+// writes it in the Secret.
+const upstreamPublicKey = "ecdsa-sha2-nistp521 AAAAE2VjZHNhLXNoYTItbmlzdHA1MjEAAAAIbmlzdHA1MjEAAACFBADuIMi1KS4pZWpj9k/cxPpUXDhoqFKV2CSZtRIaUMw2RPZIvBIav6r5l03rgi9QGYFALLA6L3GLQYWYrf8hdzJQZADEPOURQomyrjdvKkY4Q1x6IeZGoUZDUrVr2oiLBzWCuYfpZ4TaGHHXtmPzUR2D2f4/IU6mXqkfJ0/UWGVtJMbPZw==\n"
 
 // upstreamChildren are the children kubeflow/mpi-operator v0.8 makes for
 // a job, shaped as it shapes them: Secret, Service, ConfigMap and launcher
@@ -38,7 +43,7 @@ func upstreamChildren(job *kubeflow.MPIJob) []client.Object {
 	container := corev1.Container{Name: "mpi", Image: "mpioperator/mpi-pi:openmpi"}
 	objs := []client.Object{
 		&corev1.Secret{ObjectMeta: meta(name + "-ssh"), Type: corev1.SecretTypeSSHAuth, Data: map[string][]byte{
-			corev1.SSHAuthPrivateKey: []byte("upstream's ECDSA key"), "ssh-publickey": []byte("ecdsa-sha2-nistp521 AAAA"),
+			corev1.SSHAuthPrivateKey: []byte("upstream's ECDSA key"), "ssh-publickey": []byte(upstreamPublicKey),
 		}},
 		&corev1.Service{ObjectMeta: meta(name), Spec: corev1.ServiceSpec{
 			ClusterIP: corev1.ClusterIPNone,
@@ -116,6 +121,11 @@ func TestAdoptsTheChildrenUpstreamsOperatorMade(t *testing.T) {
 		want := fmt.Sprintf("pi-worker-0.pi.%s.svc.%s slots=1\npi-worker-1.pi.%s.svc.%s slots=1\n", ns, clusterDomain, ns, clusterDomain)
 		return err == nil && cm.Data["hostfile"] == want, fmt.Errorf("hostfile %q: %w", cm.Data["hostfile"], err)
 	})
+	// The Secret upstream's operator made keeps serving: its key is the
+	// one pinned, so new workers (which present it as host key) are checked.
+	if kh := cm.Data["known_hosts"]; !strings.HasSuffix(kh, "]:* "+upstreamPublicKey) {
+		t.Errorf("known_hosts %q does not pin the key of upstream's Secret", kh)
+	}
 
 	finishLauncher(t, job, true, "", "")
 	waitCondition(t, job, kubeflow.JobSucceeded, corev1.ConditionTrue)

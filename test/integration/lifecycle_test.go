@@ -67,6 +67,10 @@ func TestCreateMakesEveryChild(t *testing.T) {
 	if diff := cmp.Diff(want.String(), cm.Data["hostfile"]); diff != "" {
 		t.Errorf("hostfile (-want +got):\n%s", diff)
 	}
+	if kh, key := cm.Data["known_hosts"], strings.Fields(string(secret.Data["ssh-publickey"])); len(key) < 2 ||
+		!strings.HasSuffix(kh, " "+key[0]+" "+key[1]+"\n") {
+		t.Errorf("known_hosts %q does not pin the Secret's key %q", kh, secret.Data["ssh-publickey"])
+	}
 
 	got := waitCondition(t, job, kubeflow.JobCreated, corev1.ConditionTrue)
 	if got.Status.StartTime == nil {
