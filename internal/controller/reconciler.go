@@ -91,9 +91,15 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// Leader election reports its transitions as core/v1 Events.
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+//
+// Leader election needs only a namespaced Role in the operator's own
+// namespace (kustomize moves it with the install's namespace): client-go's
+// LeaseLock gets, creates and updates its one Lease (releasing it on exit
+// is an update too), and reports "became leader" as a core/v1 Event on that
+// Lease, in the Lease's namespace. Each process's identity is unique and
+// in the message, so the event never repeats and is never patched.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mpi-operator,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=mpi-operator,resources=events,verbs=create
 
 // Reconcile brings one MPIJob one step closer to its desired state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
