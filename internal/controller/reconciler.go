@@ -81,8 +81,9 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // integration tests run it with exactly this role. mpijobs/finalizers lets
 // owner references block deletion where OwnerReferencesPermissionEnforcement
 // is on.
-// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=get;update
+// MPIJobs are read from the cache only (list and watch, never get).
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=list;watch;delete
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // patch on the other children adopts those upstream's operator made.

@@ -60,6 +60,7 @@ func run(m *testing.M) int {
 		ErrorIfCRDPathMissing: true,
 	}
 	envtestutil.EnableOwnerReferencesPermissionEnforcement(env)
+	envtestutil.DisableWatchList(env)
 	auditDir, err := os.MkdirTemp("", "mpi-operator-audit-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -60,7 +61,8 @@ type auditEvent struct {
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
-		Code int `json:"code"`
+		Code    int    `json:"code"`
+		Message string `json:"message"`
 	} `json:"responseStatus"`
 }
 
@@ -98,8 +100,8 @@ type Requests struct {
 	// Made counts the requests of each kind the server did not refuse
 	// for lack of permission.
 	Made map[Request]int
-	// Denied counts those refused with 403 Forbidden (by RBAC or by an
-	// admission plugin that checks RBAC).
+	// Denied counts those refused with 403 Forbidden by RBAC or by an
+	// admission plugin that checks RBAC (any 403 but a quota's).
 	Denied map[Request]int
 	// NonResource counts requests for paths such as /api and /version,
 	// which every authenticated user may make.
@@ -146,7 +148,9 @@ func (a *Audit) Read() (*Requests, error) {
 			continue
 		}
 		seen[ev.AuditID] = true
-		denied := ev.ResponseStatus != nil && ev.ResponseStatus.Code == 403
+		// A quota refuses with 403 too, after RBAC allowed the request.
+		denied := ev.ResponseStatus != nil && ev.ResponseStatus.Code == 403 &&
+			!strings.Contains(ev.ResponseStatus.Message, "exceeded quota")
 		if ev.ObjectRef == nil {
 			reqs.NonResource++
 			continue
@@ -169,4 +173,14 @@ func (a *Audit) Read() (*Requests, error) {
 // without the plugin nothing would prove that grant is needed.
 func EnableOwnerReferencesPermissionEnforcement(env *envtest.Environment) {
 	env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+}
+
+// DisableWatchList serves lists only as lists, as Kubernetes 1.33 and
+// releases before 1.32 do (the WatchList feature off): client-go's
+// informers then list and watch instead of asking for a watch that
+// streams the initial state. Its requests are a superset of the streaming
+// ones (watch), so the RBAC check sees every verb the operator's cache may
+// use; client-go also falls back to listing when a streaming watch fails.
+func DisableWatchList(env *envtest.Environment) {
+	env.ControlPlane.GetAPIServer().Configure().Append("feature-gates", "WatchList=false")
 }

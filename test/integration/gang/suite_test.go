@@ -76,6 +76,7 @@ func run(m *testing.M) int {
 	api.Append("feature-gates", "GenericWorkload=true")
 	api.Append("runtime-config", "scheduling.k8s.io/v1alpha3=true")
 	envtestutil.EnableOwnerReferencesPermissionEnforcement(env)
+	envtestutil.DisableWatchList(env)
 	auditDir, err := os.MkdirTemp("", "mpi-operator-gang-audit-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
