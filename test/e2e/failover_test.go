@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -64,10 +65,13 @@ func TestLeaderFailoverFinishesTheJob(t *testing.T) {
 	t.Logf("%s leads now", newLeader)
 	poll(t, "the old leader's Pod gone", func(ctx context.Context) (bool, error) {
 		_, err := clientset.CoreV1().Pods(operatorNamespace).Get(ctx, oldLeader, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return true, nil
+		case err != nil:
+			return false, err
 		}
-		return false, fmt.Errorf("still there (err %v)", err)
+		return false, errors.New("still there")
 	})
 
 	proceed := &corev1.Service{

@@ -69,11 +69,11 @@ func (r *Roles) Grants() ([]Grant, error) {
 		return nil
 	}
 	if err := add(r.Cluster.Rules, ""); err != nil {
-		return nil, fmt.Errorf("ClusterRole %s: %w", r.Cluster.Name, err)
+		return nil, fmt.Errorf("cluster role %s: %w", r.Cluster.Name, err)
 	}
 	for _, role := range r.Namespaced {
 		if err := add(role.Rules, role.Namespace); err != nil {
-			return nil, fmt.Errorf("Role %s/%s: %w", role.Namespace, role.Name, err)
+			return nil, fmt.Errorf("role %s/%s: %w", role.Namespace, role.Name, err)
 		}
 	}
 	return out, nil

@@ -58,7 +58,7 @@ func ReadRoles(path string) (*Roles, error) {
 			role := &rbacv1.Role{}
 			err = yaml.Unmarshal(doc, role)
 			if err == nil && role.Namespace == "" {
-				err = fmt.Errorf("Role %s has no namespace", role.Name)
+				err = fmt.Errorf("role %s has no namespace", role.Name)
 			}
 			roles.Namespaced = append(roles.Namespaced, role)
 		default:
