@@ -17,9 +17,10 @@ import (
 )
 
 // TestRefusedCreatesAreOneEventSeries: while a quota refuses the workers,
-// every retry warns again, and the user sees one FailedCreate event whose
-// count grows (client-go patches the event's series), not one event per
-// retry. Once the quota goes, the workers are made.
+// every retry warns again, and the retries are one FailedCreate event
+// whose count grows (client-go patches the event's series), not one event
+// per retry. (A new event starts when the job changes: the event names the
+// job's resourceVersion.) Once the quota goes, the workers are made.
 func TestRefusedCreatesAreOneEventSeries(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -39,24 +40,25 @@ func TestRefusedCreatesAreOneEventSeries(t *testing.T) {
 	}
 	job := createJob(t, testjob.MakeMPIJob("pi", ns).Workers(1).Obj())
 
-	eventually(t, "one FailedCreate event with a series", func(ctx context.Context) (bool, error) {
+	eventually(t, "a FailedCreate event repeated as a series", func(ctx context.Context) (bool, error) {
 		var list eventsv1.EventList
 		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
-		var failed []eventsv1.Event
+		var series []int32
 		for _, e := range list.Items {
 			if e.Regarding.Name == job.Name && e.Regarding.Kind == kubeflow.Kind && e.Reason == controller.ReasonFailedCreate {
-				failed = append(failed, e)
+				if e.Series == nil {
+					series = append(series, 1)
+					continue
+				}
+				if e.Series.Count >= 2 {
+					return true, nil
+				}
+				series = append(series, e.Series.Count)
 			}
 		}
-		if len(failed) > 1 {
-			t.Fatalf("%d FailedCreate events, want one series", len(failed))
-		}
-		if len(failed) == 0 || failed[0].Series == nil {
-			return false, fmt.Errorf("events %+v", failed)
-		}
-		return failed[0].Series.Count >= 2, fmt.Errorf("series %+v", failed[0].Series)
+		return false, fmt.Errorf("FailedCreate events with counts %v", series)
 	})
 
 	if err := k8s.Delete(ctx, quota); err != nil {

@@ -247,9 +247,8 @@ func releasePodGroup(t *testing.T, job *kubeflow.MPIJob) {
 // PodGroups (an operator swap mid-job), is adopted: our cache does not see
 // it, so the create answers AlreadyExists, the object is read past the
 // cache and given our labels (a patch), then brought to the job's spec (an
-// update). An object with only some of our labels is in the cache and gets
-// the rest with an update. Kubernetes' Workload API objects go the same
-// way; their spec is immutable, so they must be made as the job wants.
+// update). Kubernetes' Workload API objects go the same way; their spec is
+// immutable, so they must be made as the job wants.
 func TestAdoptsGroupObjectsMadeWithoutOurLabels(t *testing.T) {
 	owned := func(job *kubeflow.MPIJob, labels map[string]string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: job.Name, Namespace: job.Namespace, Labels: labels, OwnerReferences: []metav1.OwnerReference{
@@ -269,7 +268,6 @@ func TestAdoptsGroupObjectsMadeWithoutOurLabels(t *testing.T) {
 			}},
 		}
 	}
-	onlyOperatorName := map[string]string{kubeflow.LabelOperatorName: kubeflow.OperatorName}
 	cases := map[string]struct {
 		mode string
 		// theirs are the objects made before our operator acts.
@@ -292,14 +290,9 @@ func TestAdoptsGroupObjectsMadeWithoutOurLabels(t *testing.T) {
 			},
 			minMember: func(o client.Object) int32 { return o.(*schedv1alpha1.PodGroup).Spec.MinMember },
 		},
-		"kubernetes, unlabelled": {
+		"kubernetes": {
 			mode:      gang.Kubernetes,
 			theirs:    func(job *kubeflow.MPIJob) []client.Object { return native(job, nil) },
-			minMember: func(client.Object) int32 { return -1 },
-		},
-		"kubernetes, some of our labels": {
-			mode:      gang.Kubernetes,
-			theirs:    func(job *kubeflow.MPIJob) []client.Object { return native(job, onlyOperatorName) },
 			minMember: func(client.Object) int32 { return -1 },
 		},
 	}
@@ -338,6 +331,48 @@ func TestAdoptsGroupObjectsMadeWithoutOurLabels(t *testing.T) {
 			if tc.mode != gang.Kubernetes {
 				updateJob(t, job, func(j *kubeflow.MPIJob) { j.Spec.RunPolicy.Suspend = ptr.To(true) })
 				gone(t, theirs[0])
+			}
+		})
+	}
+}
+
+// TestGroupLabelsRemovedByHandComeBack: our labels are how the operator's
+// cache sees a group object; one taken off by hand is put back (an update)
+// on the same object, in every mode.
+func TestGroupLabelsRemovedByHandComeBack(t *testing.T) {
+	kinds := map[string][]client.Object{
+		gang.Volcano:          {&volcanov1beta1.PodGroup{}},
+		gang.SchedulerPlugins: {&schedv1alpha1.PodGroup{}},
+		gang.Kubernetes:       {&schedulingv1alpha3.Workload{}, &schedulingv1alpha3.PodGroup{}},
+	}
+	for mode, objs := range kinds {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			job := testjob.MakeMPIJob("relabel", ours[mode]).Workers(1).Obj()
+			if err := k8s.Create(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+			for _, obj := range objs {
+				obj = named(obj, job, job.Name)
+				get(t, obj)
+				uid := obj.GetUID()
+				eventually(t, fmt.Sprintf("the job-name label off the %T", obj), func(ctx context.Context) (bool, error) {
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+						return false, err
+					}
+					labels := obj.GetLabels()
+					delete(labels, kubeflow.LabelJobName)
+					obj.SetLabels(labels)
+					err := k8s.Update(ctx, obj)
+					return err == nil, err
+				})
+				eventually(t, fmt.Sprintf("the job-name label back on the %T", obj), func(ctx context.Context) (bool, error) {
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+						return false, err
+					}
+					return obj.GetUID() == uid && obj.GetLabels()[kubeflow.LabelJobName] == job.Name,
+						fmt.Errorf("same %t, labels %v", obj.GetUID() == uid, obj.GetLabels())
+				})
 			}
 		})
 	}
