@@ -78,10 +78,13 @@ const conflictRetry = 250 * time.Millisecond
 func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name }
 
 // Least privilege: every verb below is one the controller uses. The
-// integration tests run it with exactly this role. mpijobs/finalizers lets
+// integration suites run it with exactly these roles and fail on a granted
+// verb they never saw requested, or on a request refused
+// (test/integration/envtestutil/rbaccheck.go). mpijobs/finalizers lets
 // owner references block deletion where OwnerReferencesPermissionEnforcement
-// is on.
-// MPIJobs are read from the cache only (list and watch, never get).
+// is on. MPIJobs are read from the cache only (list and watch, never get);
+// get on children reads one past the cache when a create answers
+// AlreadyExists.
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=list;watch;delete
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
