@@ -11,6 +11,7 @@ import (
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -338,7 +339,8 @@ func TestAdoptsGroupObjectsMadeWithoutOurLabels(t *testing.T) {
 
 // TestGroupLabelsRemovedByHandComeBack: our labels are how the operator's
 // cache sees a group object; one taken off by hand is put back (an update)
-// on the same object, in every mode.
+// on the same object at the job's next reconcile (here a scale: a change
+// of a group object alone triggers none), in every mode.
 func TestGroupLabelsRemovedByHandComeBack(t *testing.T) {
 	kinds := map[string][]client.Object{
 		gang.Volcano:          {&volcanov1beta1.PodGroup{}},
@@ -352,10 +354,10 @@ func TestGroupLabelsRemovedByHandComeBack(t *testing.T) {
 			if err := k8s.Create(ctx, job); err != nil {
 				t.Fatal(err)
 			}
+			uids := map[client.Object]types.UID{}
 			for _, obj := range objs {
 				obj = named(obj, job, job.Name)
 				get(t, obj)
-				uid := obj.GetUID()
 				eventually(t, fmt.Sprintf("the job-name label off the %T", obj), func(ctx context.Context) (bool, error) {
 					if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 						return false, err
@@ -366,6 +368,12 @@ func TestGroupLabelsRemovedByHandComeBack(t *testing.T) {
 					err := k8s.Update(ctx, obj)
 					return err == nil, err
 				})
+				uids[obj] = obj.GetUID()
+			}
+			updateJob(t, job, func(j *kubeflow.MPIJob) {
+				j.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Replicas = ptr.To[int32](2)
+			})
+			for obj, uid := range uids {
 				eventually(t, fmt.Sprintf("the job-name label back on the %T", obj), func(ctx context.Context) (bool, error) {
 					if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 						return false, err
