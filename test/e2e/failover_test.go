@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,10 +34,10 @@ const (
 const failoverTimeout = 2 * time.Minute
 
 // TestLeaderFailoverFinishesTheJob: with two replicas running, the leader's
-// Pod is deleted while a job runs; the other replica takes the Lease and
-// finishes the job. The launcher is held until the old leader is gone
-// (it waits for a Service the test creates only then), so the job's end
-// can only have been seen by the new leader.
+// Pod (the Lease's holder) is deleted while a job runs; the other replica
+// takes the Lease and finishes the job. The launcher is held until the old
+// leader is gone (it waits for a Service the test creates only then), so
+// the job's end can only have been seen by the new leader.
 func TestLeaderFailoverFinishesTheJob(t *testing.T) {
 	ctx := context.Background()
 	replicas := readyOperatorPods(t)
@@ -53,13 +54,20 @@ func TestLeaderFailoverFinishesTheJob(t *testing.T) {
 		return err == nil && isTrue(got, kubeflow.JobRunning), err
 	})
 
+	// The leader releases the Lease as it stops, and the first replica to
+	// ask takes it. The Pod the ReplicaSet makes at once to replace the
+	// leader could ask first (either outcome is a working failover); held
+	// Pending here, it cannot, so the test shows the standby taking over on
+	// its own.
+	uncordon := cordonNodes(t)
 	t.Logf("deleting the leader %s", oldLeader)
 	if err := clientset.CoreV1().Pods(operatorNamespace).Delete(ctx, oldLeader, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	newLeader := leaderPod(t, func(holder string) bool { return holder != oldLeader })
+	uncordon()
 	if !replicas[newLeader] {
-		t.Errorf("the Lease went to %s, not to the standby replica that was running (%v)", newLeader, replicas)
+		t.Fatalf("the Lease went to %s, not to the standby replica that was running (%v)", newLeader, replicas)
 	}
 	t.Logf("%s leads now", newLeader)
 	poll(t, "the old leader's Pod gone", func(ctx context.Context) (bool, error) {
@@ -157,4 +165,40 @@ func poll(t *testing.T, what string, cond func(ctx context.Context) (bool, error
 	if err != nil {
 		t.Fatalf("timed out waiting for %s (last: %v)", what, last)
 	}
+}
+
+// cordonNodes marks every schedulable node unschedulable, so no new Pod
+// starts, and returns what undoes it (also run at cleanup).
+func cordonNodes(t *testing.T) func() {
+	t.Helper()
+	ctx := context.Background()
+	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cordoned []string
+	set := func(name string, unschedulable bool) error {
+		patch := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
+		_, err := clientset.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}
+	undo := func() {
+		for _, name := range cordoned {
+			if err := set(name, false); err != nil {
+				t.Errorf("uncordoning %s: %v", name, err)
+			}
+		}
+		cordoned = nil
+	}
+	t.Cleanup(undo)
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		if err := set(n.Name, true); err != nil {
+			t.Fatalf("cordoning %s: %v", n.Name, err)
+		}
+		cordoned = append(cordoned, n.Name)
+	}
+	return undo
 }
