@@ -75,12 +75,15 @@ const conflictRetry = 250 * time.Millisecond
 func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name }
 
 // Least privilege: every verb below is one the controller uses. The
-// integration tests run it with exactly this role. mpijobs/finalizers lets
+// integration suites run it with exactly these roles and fail on a granted
+// verb they never saw requested, or on a request refused
+// (test/integration/envtestutil/rbaccheck.go). mpijobs/finalizers lets
 // owner references block deletion where OwnerReferencesPermissionEnforcement
-// is on.
-// patch on mpijobs records a restart (durable.go).
-// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=get;list;watch;patch;delete
-// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=get;update
+// is on. MPIJobs are read from the cache only (list and watch, never get);
+// get on children reads one past the cache when a create answers
+// AlreadyExists. patch on mpijobs records a restart (durable.go).
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // pods/log keeps the end of a failed launcher's log in its event.
@@ -91,9 +94,15 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// Leader election reports its transitions as core/v1 Events.
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+//
+// Leader election needs only a namespaced Role in the operator's own
+// namespace (kustomize moves it with the install's namespace): client-go's
+// LeaseLock gets, creates and updates its one Lease (releasing it on exit
+// is an update too), and reports "became leader" as a core/v1 Event on that
+// Lease, in the Lease's namespace. Each process's identity is unique and
+// in the message, so the event never repeats and is never patched.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mpi-operator,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",namespace=mpi-operator,resources=events,verbs=create
 
 // Reconcile brings one MPIJob one step closer to its desired state.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -13,7 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
+
+	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 )
 
 // The operator's identity on the benchmark cluster. hack/bench/up.sh's
@@ -29,14 +29,13 @@ const (
 // with least privilege here too, and its requests are told apart from the
 // benchmark's own in the audit log.
 func (e *env) operatorKubeconfig(ctx context.Context, roleFile string) (string, error) {
-	raw, err := os.ReadFile(roleFile)
+	// The benchmark runs one operator, without leader election: the
+	// ClusterRole is all it needs of the file, not the Lease's Role.
+	roles, err := envtestutil.ReadRoles(roleFile)
 	if err != nil {
 		return "", err
 	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(raw, role); err != nil {
-		return "", fmt.Errorf("reading %s: %w", roleFile, err)
-	}
+	role := roles.Cluster
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-bench"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},

@@ -39,6 +39,8 @@ var (
 	// operatorKubeconfig is a kubeconfig of the operator's identity, for
 	// tests that run the operator's binary.
 	operatorKubeconfig []byte
+	// operatorLeaseNamespaces are where config/rbac lets it hold a Lease.
+	operatorLeaseNamespaces []string
 )
 
 func TestMain(m *testing.M) {
@@ -58,7 +60,18 @@ func run(m *testing.M) int {
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-	var err error
+	envtestutil.EnableOwnerReferencesPermissionEnforcement(env)
+	envtestutil.DisableWatchList(env)
+	auditDir, err := os.MkdirTemp("", "mpi-operator-audit-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	audit, err := envtestutil.EnableAudit(env, auditDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "configuring the audit log:", err)
+		return 1
+	}
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting kube-apiserver and etcd:", err)
 		return 1
@@ -78,6 +91,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	operatorKubeconfig = operator.Kubeconfig
+	operatorLeaseNamespaces = operator.LeaseNamespaces()
 	mgr, err := ctrl.NewManager(operator.Config, ctrl.Options{
 		Scheme:  scheme,
 		Cache:   controller.CacheOptions(nil),
@@ -107,5 +121,13 @@ func run(m *testing.M) int {
 			os.Exit(1)
 		}
 	}()
-	return m.Run()
+	code := m.Run()
+	// Every grant outside gang scheduling's groups must be used by this
+	// suite (test/integration/gang proves those), and nothing refused.
+	if err := audit.CheckSuite(os.Stdout, operator.Roles, envtestutil.CoreScope); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n(audit log kept in %s)\n", err, auditDir)
+		return 1
+	}
+	_ = os.RemoveAll(auditDir)
+	return code
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,11 @@ func TestUpstreamDeploymentStartsThisBinary(t *testing.T) {
 	}
 	lockNS := d.Namespace
 	t.Logf("upstream's Deployment: args %q, namespace %s", c.Args, lockNS)
+	// Our Role grants the Lease in our install's namespace only; upstream's
+	// arguments work as they are because both namespaces are mpi-operator.
+	if !slices.Contains(operatorLeaseNamespaces, lockNS) {
+		t.Fatalf("upstream locks in %q, config/rbac's Role grants leases in %q only", lockNS, operatorLeaseNamespaces)
+	}
 
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "mpi-operator")

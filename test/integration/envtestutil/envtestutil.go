@@ -1,7 +1,7 @@
 // Package envtestutil holds what the integration suites share: the
 // operator's identity on a real API server (bound only to config/rbac's
-// ClusterRole), polling with a failure deadline, and the log level the
-// suites log at.
+// roles), the audit of its requests checked against those roles, polling
+// with a failure deadline, and the log level the suites log at.
 package envtestutil
 
 import (
@@ -9,18 +9,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 )
 
 // Timeout bounds every wait; it is a failure deadline, not a measurement.
@@ -35,45 +37,81 @@ func LogLevel() zapcore.Level {
 	return zapcore.ErrorLevel
 }
 
+// OperatorUser is the operator's user name on the suites' API servers: its
+// ServiceAccount's, as config/rbac binds it.
+const OperatorUser = "system:serviceaccount:mpi-operator:mpi-operator"
+
 // Operator is the identity the operator gets when deployed: a user bound
-// to nothing but the ClusterRole of config/rbac (read from repoRoot), so
-// every scenario also proves that role is enough.
+// to nothing but the roles of config/rbac (read from repoRoot), so every
+// scenario also proves those roles are enough.
 type Operator struct {
 	Config     *rest.Config
 	Kubeconfig []byte
+	// Roles are the roles it is bound to, as role.yaml gives them.
+	Roles *Roles
 }
 
 // NewOperator makes the operator's user on env and binds it, with admin,
-// to the role.
+// to the ClusterRole and to each Role in the Role's own namespace (the one
+// the install gives it; the namespace is made if missing), as
+// config/rbac's bindings do.
 func NewOperator(ctx context.Context, env *envtest.Environment, admin client.Client, repoRoot string) (*Operator, error) {
-	const name = "system:serviceaccount:mpi-operator:mpi-operator"
-	user, err := env.ControlPlane.AddUser(envtest.User{Name: name, Groups: []string{"system:serviceaccounts"}}, nil)
+	user, err := env.ControlPlane.AddUser(envtest.User{Name: OperatorUser, Groups: []string{"system:serviceaccounts"}}, nil)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "rbac", "role.yaml"))
+	roles, err := ReadRoles(filepath.Join(repoRoot, "config", "rbac", "role.yaml"))
 	if err != nil {
 		return nil, err
 	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(raw, role); err != nil {
-		return nil, fmt.Errorf("decoding role.yaml: %w", err)
+	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: OperatorUser}}
+	objs := []client.Object{
+		roles.Cluster.DeepCopy(),
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: roles.Cluster.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: roles.Cluster.Name},
+			Subjects:   subjects,
+		},
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}},
+	for _, role := range roles.Namespaced {
+		objs = append(objs,
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: role.Namespace}},
+			role.DeepCopy(),
+			&rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: role.Namespace},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+				Subjects:   subjects,
+			})
 	}
-	for _, obj := range []client.Object{role, binding} {
-		if err := admin.Create(ctx, obj); err != nil {
-			return nil, fmt.Errorf("creating %T: %w", obj, err)
+	for _, obj := range objs {
+		err := admin.Create(ctx, obj)
+		if _, isNS := obj.(*corev1.Namespace); isNS && apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
 		}
 	}
 	kubeconfig, err := user.KubeConfig()
 	if err != nil {
 		return nil, err
 	}
-	return &Operator{Config: user.Config(), Kubeconfig: kubeconfig}, nil
+	return &Operator{Config: user.Config(), Kubeconfig: kubeconfig, Roles: roles}, nil
+}
+
+// LeaseNamespaces are the namespaces where the operator may hold its
+// leader election Lease: those of its Roles that grant leases.
+func (o *Operator) LeaseNamespaces() []string {
+	var out []string
+	for _, role := range o.Roles.Namespaced {
+		for _, rule := range role.Rules {
+			if slices.Contains(rule.APIGroups, "coordination.k8s.io") && slices.Contains(rule.Resources, "leases") {
+				out = append(out, role.Namespace)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Eventually polls cond until it returns true, and fails the test with

@@ -11,6 +11,7 @@ import (
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -242,31 +243,145 @@ func releasePodGroup(t *testing.T, job *kubeflow.MPIJob) {
 	gone(t, pg)
 }
 
-// TestAdoptsUpstreamsPodGroup: a PodGroup the job controls but without our
-// labels, as upstream's operator makes it (an operator swap mid-job), is
-// adopted: it gets our labels, so our cache sees it, and the job's spec.
-func TestAdoptsUpstreamsPodGroup(t *testing.T) {
-	ctx := context.Background()
-	job := testjob.MakeMPIJob("adopt", ours[gang.Volcano]).Workers(2).Suspend(true).Obj()
-	if err := k8s.Create(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	theirs := &volcanov1beta1.PodGroup{
-		ObjectMeta: metav1.ObjectMeta{Name: "adopt", Namespace: job.Namespace, OwnerReferences: []metav1.OwnerReference{
+// TestAdoptsGroupObjectsMadeWithoutOurLabels: a group object the job
+// controls but that lacks our labels, as upstream's operator makes its
+// PodGroups (an operator swap mid-job), is adopted: our cache does not see
+// it, so the create answers AlreadyExists, the object is read past the
+// cache and given our labels (a patch), then brought to the job's spec (an
+// update). Kubernetes' Workload API objects go the same way; their spec is
+// immutable, so they must be made as the job wants.
+func TestAdoptsGroupObjectsMadeWithoutOurLabels(t *testing.T) {
+	owned := func(job *kubeflow.MPIJob, labels map[string]string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: job.Name, Namespace: job.Namespace, Labels: labels, OwnerReferences: []metav1.OwnerReference{
 			*metav1.NewControllerRef(job, kubeflow.GroupVersion.WithKind(kubeflow.Kind)),
-		}},
-		Spec: volcanov1beta1.PodGroupSpec{MinMember: 99},
+		}}
 	}
-	if err := k8s.Create(ctx, theirs); err != nil {
-		t.Fatal(err)
-	}
-	updateJob(t, job, func(j *kubeflow.MPIJob) { j.Spec.RunPolicy.Suspend = ptr.To(false) })
-	pg := named(&volcanov1beta1.PodGroup{}, job, "adopt")
-	eventually(t, "the PodGroup adopted", func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pg), pg); err != nil {
-			return false, err
+	gangOf3 := schedulingv1alpha3.PodGroupSchedulingPolicy{Gang: &schedulingv1alpha3.GangSchedulingPolicy{MinCount: 3}}
+	native := func(job *kubeflow.MPIJob, labels map[string]string) []client.Object {
+		return []client.Object{
+			&schedulingv1alpha3.Workload{ObjectMeta: owned(job, labels), Spec: schedulingv1alpha3.WorkloadSpec{
+				ControllerRef:     &schedulingv1alpha3.TypedLocalObjectReference{APIGroup: "kubeflow.org", Kind: "MPIJob", Name: job.Name},
+				PodGroupTemplates: []schedulingv1alpha3.PodGroupTemplate{{Name: "mpi", SchedulingPolicy: gangOf3}},
+			}},
+			&schedulingv1alpha3.PodGroup{ObjectMeta: owned(job, labels), Spec: schedulingv1alpha3.PodGroupSpec{
+				WorkloadRef:      &schedulingv1alpha3.WorkloadReference{WorkloadName: job.Name, TemplateName: "mpi"},
+				SchedulingPolicy: gangOf3,
+			}},
 		}
-		return pg.UID == theirs.UID && pg.Labels[kubeflow.LabelOperatorName] == kubeflow.OperatorName && pg.Spec.MinMember == 3,
-			fmt.Errorf("same %t, labels %v, minMember %d", pg.UID == theirs.UID, pg.Labels, pg.Spec.MinMember)
-	})
+	}
+	cases := map[string]struct {
+		mode string
+		// theirs are the objects made before our operator acts.
+		theirs func(job *kubeflow.MPIJob) []client.Object
+		// minMember reads the gang's size from a group object, -1 if
+		// it has none to bring to the job's.
+		minMember func(client.Object) int32
+	}{
+		"volcano, upstream's": {
+			mode: gang.Volcano,
+			theirs: func(job *kubeflow.MPIJob) []client.Object {
+				return []client.Object{&volcanov1beta1.PodGroup{ObjectMeta: owned(job, nil), Spec: volcanov1beta1.PodGroupSpec{MinMember: 99}}}
+			},
+			minMember: func(o client.Object) int32 { return o.(*volcanov1beta1.PodGroup).Spec.MinMember },
+		},
+		"scheduler-plugins, upstream's": {
+			mode: gang.SchedulerPlugins,
+			theirs: func(job *kubeflow.MPIJob) []client.Object {
+				return []client.Object{&schedv1alpha1.PodGroup{ObjectMeta: owned(job, nil), Spec: schedv1alpha1.PodGroupSpec{MinMember: 99}}}
+			},
+			minMember: func(o client.Object) int32 { return o.(*schedv1alpha1.PodGroup).Spec.MinMember },
+		},
+		"kubernetes": {
+			mode:      gang.Kubernetes,
+			theirs:    func(job *kubeflow.MPIJob) []client.Object { return native(job, nil) },
+			minMember: func(client.Object) int32 { return -1 },
+		},
+	}
+	i := 0
+	for name, tc := range cases {
+		i++
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			job := testjob.MakeMPIJob(fmt.Sprintf("adopt%d", i), ours[tc.mode]).Workers(2).Suspend(true).Obj()
+			if err := k8s.Create(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+			theirs := tc.theirs(job)
+			for _, obj := range theirs {
+				if err := k8s.Create(ctx, obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			updateJob(t, job, func(j *kubeflow.MPIJob) { j.Spec.RunPolicy.Suspend = ptr.To(false) })
+			for _, obj := range theirs {
+				uid := obj.GetUID()
+				eventually(t, fmt.Sprintf("the %T adopted", obj), func(ctx context.Context) (bool, error) {
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+						return false, err
+					}
+					labels := obj.GetLabels()
+					size := tc.minMember(obj)
+					return obj.GetUID() == uid && labels[kubeflow.LabelOperatorName] == kubeflow.OperatorName &&
+							labels[kubeflow.LabelJobName] == job.Name && (size == -1 || size == 3),
+						fmt.Errorf("same %t, labels %v, minMember %d", obj.GetUID() == uid, labels, size)
+				})
+			}
+			// The adopted objects are the job's own: a suspend deletes
+			// them (a Workload API PodGroup waits for its Pods, whose
+			// release no controller plays here, so only the others).
+			if tc.mode != gang.Kubernetes {
+				updateJob(t, job, func(j *kubeflow.MPIJob) { j.Spec.RunPolicy.Suspend = ptr.To(true) })
+				gone(t, theirs[0])
+			}
+		})
+	}
+}
+
+// TestGroupLabelsRemovedByHandComeBack: our labels are how the operator's
+// cache sees a group object; one taken off by hand is put back (an update)
+// on the same object at the job's next reconcile (here a scale: a change
+// of a group object alone triggers none), in every mode.
+func TestGroupLabelsRemovedByHandComeBack(t *testing.T) {
+	kinds := map[string][]client.Object{
+		gang.Volcano:          {&volcanov1beta1.PodGroup{}},
+		gang.SchedulerPlugins: {&schedv1alpha1.PodGroup{}},
+		gang.Kubernetes:       {&schedulingv1alpha3.Workload{}, &schedulingv1alpha3.PodGroup{}},
+	}
+	for mode, objs := range kinds {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			job := testjob.MakeMPIJob("relabel", ours[mode]).Workers(1).Obj()
+			if err := k8s.Create(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+			uids := map[client.Object]types.UID{}
+			for _, obj := range objs {
+				obj = named(obj, job, job.Name)
+				get(t, obj)
+				eventually(t, fmt.Sprintf("the job-name label off the %T", obj), func(ctx context.Context) (bool, error) {
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+						return false, err
+					}
+					labels := obj.GetLabels()
+					delete(labels, kubeflow.LabelJobName)
+					obj.SetLabels(labels)
+					err := k8s.Update(ctx, obj)
+					return err == nil, err
+				})
+				uids[obj] = obj.GetUID()
+			}
+			updateJob(t, job, func(j *kubeflow.MPIJob) {
+				j.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Replicas = ptr.To[int32](2)
+			})
+			for obj, uid := range uids {
+				eventually(t, fmt.Sprintf("the job-name label back on the %T", obj), func(ctx context.Context) (bool, error) {
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+						return false, err
+					}
+					return obj.GetUID() == uid && obj.GetLabels()[kubeflow.LabelJobName] == job.Name,
+						fmt.Errorf("same %t, labels %v", obj.GetUID() == uid, obj.GetLabels())
+				})
+			}
+		})
+	}
 }

@@ -75,6 +75,18 @@ func run(m *testing.M) int {
 	api := env.ControlPlane.GetAPIServer().Configure()
 	api.Append("feature-gates", "GenericWorkload=true")
 	api.Append("runtime-config", "scheduling.k8s.io/v1alpha3=true")
+	envtestutil.EnableOwnerReferencesPermissionEnforcement(env)
+	envtestutil.DisableWatchList(env)
+	auditDir, err := os.MkdirTemp("", "mpi-operator-gang-audit-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	audit, err := envtestutil.EnableAudit(env, auditDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "configuring the audit log:", err)
+		return 1
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting kube-apiserver and etcd:", err)
@@ -102,7 +114,15 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	return m.Run()
+	code := m.Run()
+	// Every grant of gang scheduling's groups must be used by this suite
+	// (test/integration proves the others), and nothing refused.
+	if err := audit.CheckSuite(os.Stdout, operator.Roles, envtestutil.GangScope); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: %v\n(audit log kept in %s)\n", err, auditDir)
+		return 1
+	}
+	_ = os.RemoveAll(auditDir)
+	return code
 }
 
 func setupCluster(ctx context.Context) error {
