@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// actionStats counts what the chaos did to the jobs.
+type actionStats struct {
+	mu                 sync.Mutex
+	Deleted, Evicted   int
+	Suspended, Resumed int
+	Failed             int
+	// lostWhileRunning are the jobs that lost a worker while their
+	// launcher Pod was Running: each must have restarted, with its
+	// retries kept.
+	lostWhileRunning map[string]bool
+}
+
+// chaos takes one action every o.actionEvery until its budget is spent or
+// ctx ends: delete a worker Pod, evict one (Eviction API, as a drain
+// does), or suspend a job and resume it 3 to 12 s later. A worker is taken
+// preferably from a job whose launcher Pod is Running, so the loss ends a
+// running attempt. The resumes run on resumeCtx, which outlives ctx, so a
+// job is never left suspended; wg waits for them.
+func chaos(ctx, resumeCtx context.Context, e *env, ob *observer, rng *rand.Rand, big string, wg *sync.WaitGroup) *actionStats {
+	st := &actionStats{lostWhileRunning: map[string]bool{}}
+	left := map[string]int{"delete": e.o.deletes, "evict": e.o.evictions, "suspend": e.o.suspends}
+	tick := time.NewTicker(e.o.actionEvery)
+	defer tick.Stop()
+	for left["delete"]+left["evict"]+left["suspend"] > 0 {
+		select {
+		case <-ctx.Done():
+			return st
+		case <-tick.C:
+		}
+		var kinds []string
+		for _, k := range []string{"delete", "evict", "suspend"} {
+			if left[k] > 0 {
+				kinds = append(kinds, k)
+			}
+		}
+		kind := kinds[rng.IntN(len(kinds))]
+		s, err := ob.snapshot(ctx)
+		if err != nil {
+			continue
+		}
+		switch kind {
+		case "delete", "evict":
+			pod, running := pickWorker(s, rng)
+			if pod == nil {
+				continue
+			}
+			left[kind]--
+			var err error
+			if kind == "delete" {
+				err = e.cs.CoreV1().Pods(namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+					Preconditions: &metav1.Preconditions{UID: ptr.To(pod.UID)}})
+			} else {
+				err = e.cs.PolicyV1().Evictions(namespace).Evict(ctx, &policyv1.Eviction{
+					ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: namespace},
+					DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(pod.UID)}}})
+			}
+			st.mu.Lock()
+			switch {
+			case err != nil:
+				st.Failed++
+			case kind == "delete":
+				st.Deleted++
+			default:
+				st.Evicted++
+			}
+			if err == nil && running {
+				st.lostWhileRunning[pod.Labels[kubeflow.LabelJobName]] = true
+			}
+			st.mu.Unlock()
+		case "suspend":
+			job := pickJob(s, rng, big)
+			if job == nil {
+				continue
+			}
+			left[kind]--
+			if err := setSuspend(ctx, e, job.Name, true); err != nil {
+				st.mu.Lock()
+				st.Failed++
+				st.mu.Unlock()
+				continue
+			}
+			st.mu.Lock()
+			st.Suspended++
+			st.mu.Unlock()
+			after := 3*time.Second + time.Duration(rng.Int64N(int64(9*time.Second)))
+			wg.Go(func() {
+				select {
+				case <-resumeCtx.Done():
+					return
+				case <-time.After(after):
+				}
+				// Retried, bounded: the API server may be restarting.
+				for range 60 {
+					if setSuspend(resumeCtx, e, job.Name, false) == nil {
+						st.mu.Lock()
+						st.Resumed++
+						st.mu.Unlock()
+						return
+					}
+					select {
+					case <-resumeCtx.Done():
+						return
+					case <-time.After(time.Second):
+					}
+				}
+			})
+		}
+	}
+	return st
+}
+
+// pickWorker picks a live worker Pod, from a job whose launcher Pod is
+// Running when there is one (running reports that).
+func pickWorker(s snapshot, rng *rand.Rand) (*corev1.Pod, bool) {
+	var all, running []*corev1.Pod
+	for _, job := range sortedJobs(s) {
+		if final(job) != "" {
+			continue
+		}
+		pods := s.pods[job.Name]
+		launching := false
+		for _, p := range pods {
+			if p.Labels[kubeflow.LabelJobRole] == "launcher" && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				launching = true
+			}
+		}
+		for _, p := range pods {
+			if p.Labels[kubeflow.LabelJobRole] != "worker" || p.DeletionTimestamp != nil {
+				continue
+			}
+			all = append(all, p)
+			if launching {
+				running = append(running, p)
+			}
+		}
+	}
+	if len(running) > 0 {
+		return running[rng.IntN(len(running))], true
+	}
+	if len(all) > 0 {
+		return all[rng.IntN(len(all))], false
+	}
+	return nil, false
+}
+
+// pickJob picks a job that is neither final nor suspended; not the big
+// one, whose thousand Pods would dominate the run.
+func pickJob(s snapshot, rng *rand.Rand, big string) *kubeflow.MPIJob {
+	var out []*kubeflow.MPIJob
+	for _, job := range sortedJobs(s) {
+		if final(job) == "" && job.Name != big && !ptr.Deref(job.Spec.RunPolicy.Suspend, false) {
+			out = append(out, job)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out[rng.IntN(len(out))]
+}
+
+// sortedJobs orders the snapshot's jobs by name, so that the same seed
+// makes the same choices from the same state.
+func sortedJobs(s snapshot) []*kubeflow.MPIJob {
+	out := append([]*kubeflow.MPIJob(nil), s.jobs...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func setSuspend(ctx context.Context, e *env, name string, suspend bool) error {
+	patch := []byte(`{"spec":{"runPolicy":{"suspend":false}}}`)
+	if suspend {
+		patch = []byte(`{"spec":{"runPolicy":{"suspend":true}}}`)
+	}
+	job := &kubeflow.MPIJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	return e.c.Patch(ctx, job, rawMerge(patch))
+}
+
+func rawMerge(patch []byte) client.Patch { return client.RawPatch(types.MergePatchType, patch) }
