@@ -35,9 +35,7 @@ func run(ctx context.Context, o options) (bool, error) {
 	}
 	// One stream per use, so that the plan does not depend on how many
 	// choices the chaos made before a job was drawn.
-	planRNG := rand.New(rand.NewPCG(uint64(o.seed), 1))
-	chaosRNG := rand.New(rand.NewPCG(uint64(o.seed), 2))
-	killRNG := rand.New(rand.NewPCG(uint64(o.seed), 3))
+	planRNG, chaosRNG, killRNG := newRand(o.seed, 1), newRand(o.seed, 2), newRand(o.seed, 3)
 	jobs := plan(o, planRNG)
 	planned := map[string]plannedJob{}
 	big := ""
@@ -158,6 +156,9 @@ func run(ctx context.Context, o options) (bool, error) {
 	}
 	return r.print(os.Stdout), nil
 }
+
+// newRand is the seed's stream number n.
+func newRand(seed int64, n uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), n)) }
 
 // freshNamespace makes the run's namespace, empty.
 func freshNamespace(ctx context.Context, e *env) error {
