@@ -85,6 +85,9 @@ func (ops *operators) keep(ctx context.Context, s *slot) {
 			"--leader-elect=true", "--leader-election-namespace", benchcluster.OperatorNamespace,
 			"--metrics-bind-address", s.metrics, "--health-probe-bind-address", s.probe)
 		cmd.Stdout, cmd.Stderr = s.log, s.log
+		// It dies with this program, whatever ends it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		started := time.Now()
 		if err := cmd.Start(); err != nil {
 			logf("operator %s: %v", s.name, err)
 			return
@@ -111,10 +114,18 @@ func (ops *operators) keep(ctx context.Context, s *slot) {
 		s.mu.Lock()
 		s.pid = 0
 		s.mu.Unlock()
+		// A process that cannot start (the API server is down) exits at
+		// once: its next start waits a little.
+		if time.Since(started) < 2*time.Second {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
 	}
 }
 
-// stop ends every process (ctx of startOperators must be cancelled first).
+// wait waits for every process to end (cancel startOperators' ctx first).
 func (ops *operators) wait() {
 	ops.wg.Wait()
 	for _, s := range ops.slots {
