@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
@@ -15,12 +16,15 @@ type requestCounts map[string]float64
 // namespace ns.
 func count(a benchcluster.AuditLog, from int64, ns string) (requestCounts, error) {
 	counts := requestCounts{}
-	err := a.Scan(from, func(ev benchcluster.AuditEvent) {
+	bad, err := a.Scan(from, func(ev benchcluster.AuditEvent) {
 		if ev.User.Username != benchcluster.OperatorUser || ev.ObjectRef == nil || ev.ObjectRef.Namespace != ns {
 			return
 		}
 		counts[requestKey(ev)]++
 	})
+	if err == nil && bad > 0 {
+		err = fmt.Errorf("audit log: %d lines unreadable", bad)
+	}
 	return counts, err
 }
 

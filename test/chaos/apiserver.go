@@ -46,7 +46,9 @@ func restartAPIServer(ctx context.Context, e *env) (outage, error) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		return out, fmt.Errorf("stopping kube-apiserver: %w", err)
 	}
-	if !gone(pid, 60*time.Second) {
+	// A graceful stop that takes longer (it drains long watches) ends
+	// as a crash would.
+	if !gone(pid, 10*time.Second) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		if !gone(pid, 10*time.Second) {
 			return out, fmt.Errorf("kube-apiserver (pid %d) does not stop", pid)

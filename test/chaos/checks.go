@@ -230,8 +230,8 @@ type createCounts struct {
 }
 
 // creates reads the operator's Pod and Job creates from the audit log.
-func creates(a benchcluster.AuditLog, from int64) (pods, jobs createCounts, err error) {
-	err = a.Scan(from, func(ev benchcluster.AuditEvent) {
+func creates(a benchcluster.AuditLog, from int64) (pods, jobs createCounts, bad int, err error) {
+	bad, err = a.Scan(from, func(ev benchcluster.AuditEvent) {
 		r := ev.ObjectRef
 		if ev.User.Username != benchcluster.OperatorUser || ev.Verb != "create" || r == nil ||
 			r.Namespace != namespace || r.Subresource != "" || ev.ResponseStatus == nil {
@@ -256,5 +256,5 @@ func creates(a benchcluster.AuditLog, from int64) (pods, jobs createCounts, err 
 			c.Other++
 		}
 	})
-	return pods, jobs, err
+	return pods, jobs, bad, err
 }

@@ -28,12 +28,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
@@ -87,6 +89,9 @@ func main() {
 	fs.DurationVar(&o.deadline, "deadline", 12*time.Minute, "every job must be final this long after the last was created")
 	fs.DurationVar(&o.idleBound, "idle-bound", 30*time.Second, "longest a job may have work left with nothing happening")
 	_ = fs.Parse(os.Args[1:])
+	// The cache's watches log through controller-runtime; their warnings
+	// while the API server restarts are expected.
+	ctrllog.SetLogger(logr.Discard())
 	if o.seed == 0 {
 		o.seed = time.Now().UnixNano() % 1_000_000
 	}

@@ -29,6 +29,8 @@ type result struct {
 	orphans   []string
 	pods      createCounts
 	launchers createCounts
+	// unreadable are audit log lines cut short by a stopping API server.
+	unreadable int
 }
 
 // print writes the table of figures, then the details of every violation,
@@ -48,7 +50,8 @@ func (r *result) print(w io.Writer) bool {
 				r.states[kubeflow.JobSucceeded], r.states[kubeflow.JobFailed], r.states[""]),
 			check(r.right == r.jobs && r.allFinal)},
 		{"Pods created twice for one (job, index, attempt)",
-			fmt.Sprintf("%d (of %d Pod creates; %d refused otherwise)", r.pods.Duplicates, r.pods.Created, r.pods.Other),
+			fmt.Sprintf("%d (of %d Pod creates; %d refused otherwise; %d audit lines unreadable)",
+				r.pods.Duplicates, r.pods.Created, r.pods.Other, r.unreadable),
 			check(r.pods.Duplicates == 0)},
 		{"launcher Jobs created twice for one attempt",
 			fmt.Sprintf("%d (of %d Job creates; %d refused otherwise)", r.launchers.Duplicates, r.launchers.Created, r.launchers.Other),

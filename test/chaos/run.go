@@ -151,7 +151,7 @@ func run(ctx context.Context, o options) (bool, error) {
 	// being answered; a stopped operator makes none.
 	stopOperators()
 	ops.wait()
-	if r.pods, r.launchers, err = creates(audit, from); err != nil {
+	if r.pods, r.launchers, r.unreadable, err = creates(audit, from); err != nil {
 		return false, err
 	}
 	return r.print(os.Stdout), nil

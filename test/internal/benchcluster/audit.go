@@ -49,29 +49,34 @@ func (a AuditLog) End() (int64, error) {
 	return fi.Size(), nil
 }
 
-// Scan calls fn for each event logged after offset from. A last line cut
-// short (the API server writing it right now) is left for a later scan.
-func (a AuditLog) Scan(from int64, fn func(AuditEvent)) error {
+// Scan calls fn for each event logged after offset from, and returns how
+// many lines it could not read: an API server killed while writing leaves
+// a line cut short, which the next one's first line continues.
+func (a AuditLog) Scan(from int64, fn func(AuditEvent)) (int, error) {
 	f, err := os.Open(string(a))
 	if err != nil {
-		return fmt.Errorf("audit log (is the benchmark cluster from hack/bench/up.sh?): %w", err)
+		return 0, fmt.Errorf("audit log (is the benchmark cluster from hack/bench/up.sh?): %w", err)
 	}
 	defer func() { _ = f.Close() }()
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return err
+		return 0, err
 	}
 	r := bufio.NewReaderSize(f, 1<<20)
+	bad := 0
 	for {
+		// A last line without its newline is being written: left for a
+		// later scan.
 		line, err := r.ReadBytes('\n')
 		if err == io.EOF {
-			return nil
+			return bad, nil
 		}
 		if err != nil {
-			return fmt.Errorf("audit log: %w", err)
+			return bad, fmt.Errorf("audit log: %w", err)
 		}
 		var ev AuditEvent
 		if err := json.Unmarshal(line, &ev); err != nil {
-			return fmt.Errorf("audit log: %w", err)
+			bad++
+			continue
 		}
 		fn(ev)
 	}
