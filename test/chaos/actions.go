@@ -33,7 +33,8 @@ type actionStats struct {
 // ctx ends: delete a worker Pod, evict one (Eviction API, as a drain
 // does), or suspend a job and resume it 3 to 12 s later. A worker is taken
 // preferably from a job whose launcher Pod is Running, so the loss ends a
-// running attempt. The resumes run on resumeCtx, which outlives ctx, so a
+// running attempt; the simulated mpirun then fails (loseRank). The
+// resumes and the rank losses run on resumeCtx, which outlives ctx, so a
 // job is never left suspended; wg waits for them.
 func chaos(ctx, resumeCtx context.Context, e *env, ob *observer, rng *rand.Rand, big string, wg *sync.WaitGroup) *actionStats {
 	st := &actionStats{lostWhileRunning: map[string]bool{}}
@@ -59,7 +60,8 @@ func chaos(ctx, resumeCtx context.Context, e *env, ob *observer, rng *rand.Rand,
 		}
 		switch kind {
 		case "delete", "evict":
-			pod, running := pickWorker(s, rng)
+			pod, launcher := pickWorker(s, rng)
+			running := launcher != nil
 			if pod == nil {
 				continue
 			}
@@ -86,6 +88,9 @@ func chaos(ctx, resumeCtx context.Context, e *env, ob *observer, rng *rand.Rand,
 				st.lostWhileRunning[pod.Labels[kubeflow.LabelJobName]] = true
 			}
 			st.mu.Unlock()
+			if err == nil && running {
+				wg.Go(func() { loseRank(resumeCtx, e, launcher) })
+			}
 		case "suspend":
 			job := pickJob(s, rng, big)
 			if job == nil {
@@ -129,18 +134,19 @@ func chaos(ctx, resumeCtx context.Context, e *env, ob *observer, rng *rand.Rand,
 }
 
 // pickWorker picks a live worker Pod, from a job whose launcher Pod is
-// Running when there is one (running reports that).
-func pickWorker(s snapshot, rng *rand.Rand) (*corev1.Pod, bool) {
+// Running when there is one; it returns that launcher Pod too.
+func pickWorker(s snapshot, rng *rand.Rand) (*corev1.Pod, *corev1.Pod) {
 	var all, running []*corev1.Pod
+	launchers := map[string]*corev1.Pod{}
 	for _, job := range sortedJobs(s) {
 		if final(job) != "" {
 			continue
 		}
 		pods := s.pods[job.Name]
-		launching := false
+		var launcher *corev1.Pod
 		for _, p := range pods {
 			if p.Labels[kubeflow.LabelJobRole] == "launcher" && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				launching = true
+				launcher = p
 			}
 		}
 		for _, p := range pods {
@@ -148,18 +154,55 @@ func pickWorker(s snapshot, rng *rand.Rand) (*corev1.Pod, bool) {
 				continue
 			}
 			all = append(all, p)
-			if launching {
+			if launcher != nil {
 				running = append(running, p)
+				launchers[p.Name] = launcher
 			}
 		}
 	}
 	if len(running) > 0 {
-		return running[rng.IntN(len(running))], true
+		p := running[rng.IntN(len(running))]
+		return p, launchers[p.Name]
 	}
 	if len(all) > 0 {
-		return all[rng.IntN(len(all))], false
+		return all[rng.IntN(len(all))], nil
 	}
-	return nil, false
+	return nil, nil
+}
+
+// rankLossExit is how long the simulated mpirun runs on after one of its
+// workers is lost: a real one loses the SSH connection to the rank and
+// exits with an error within seconds.
+const rankLossExit = 2 * time.Second
+
+// loseRank plays mpirun losing a rank: unless the operator has ended the
+// attempt first (the launcher Pod is gone or stopping), the launcher Pod
+// fails with exit code 1, as kwok's launcher-exit stage would write it.
+// The operator must then still count the failure as the lost worker's, not
+// the program's (design §4.3).
+func loseRank(ctx context.Context, e *env, launcher *corev1.Pod) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(rankLossExit):
+	}
+	for range 5 {
+		p, err := e.cs.CoreV1().Pods(namespace).Get(ctx, launcher.Name, metav1.GetOptions{})
+		if err != nil || p.UID != launcher.UID || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			return
+		}
+		now := metav1.Now()
+		p.Status.Phase = corev1.PodFailed
+		for i := range p.Status.ContainerStatuses {
+			cs := &p.Status.ContainerStatuses[i]
+			cs.Ready, cs.Started = false, ptr.To(false)
+			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 1, Reason: "Error", Message: "a rank was lost", StartedAt: now, FinishedAt: now}}
+		}
+		if _, err := e.cs.CoreV1().Pods(namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err == nil {
+			return
+		}
+	}
 }
 
 // pickJob picks a job that is neither final nor suspended; not the big
