@@ -75,6 +75,11 @@ func chaos(ctx, resumeCtx context.Context, e *env, ob *observer, rng *rand.Rand,
 					ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: namespace},
 					DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(pod.UID)}}})
 			}
+			during := ""
+			if running {
+				during = ", its launcher " + launcher.Name + " Running"
+			}
+			logf("%s %s%s: %v", kind, pod.Name, during, errText(err))
 			st.mu.Lock()
 			switch {
 			case err != nil:
@@ -97,7 +102,9 @@ func chaos(ctx, resumeCtx context.Context, e *env, ob *observer, rng *rand.Rand,
 				continue
 			}
 			left[kind]--
-			if err := setSuspend(ctx, e, job.Name, true); err != nil {
+			err := setSuspend(ctx, e, job.Name, true)
+			logf("suspend %s: %v", job.Name, errText(err))
+			if err != nil {
 				st.mu.Lock()
 				st.Failed++
 				st.mu.Unlock()
@@ -200,6 +207,7 @@ func loseRank(ctx context.Context, e *env, launcher *corev1.Pod) {
 				ExitCode: 1, Reason: "Error", Message: "a rank was lost", StartedAt: now, FinishedAt: now}}
 		}
 		if _, err := e.cs.CoreV1().Pods(namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err == nil {
+			logf("launcher Pod %s failed: it lost a rank %s ago", p.Name, rankLossExit)
 			return
 		}
 	}
@@ -238,3 +246,10 @@ func setSuspend(ctx context.Context, e *env, name string, suspend bool) error {
 }
 
 func rawMerge(patch []byte) client.Patch { return client.RawPatch(types.MergePatchType, patch) }
+
+func errText(err error) string {
+	if err == nil {
+		return "done"
+	}
+	return err.Error()
+}
