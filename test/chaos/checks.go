@@ -80,9 +80,21 @@ type restartResult struct {
 	// succeeds had all its retries given back.
 	Right int
 	Wrong []string
+	// Overtaken are restarts whose launcher Job completed before the
+	// restart was carried out.
+	Overtaken int
 	// Lost are the jobs that lost a worker while their launcher ran;
 	// LostRestarted those of them that restarted.
 	Lost, LostRestarted int
+}
+
+func jobComplete(l *batchv1.Job) bool {
+	for _, c := range l.Status.Conditions {
+		if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRestarts reads every job's restart record and its launcher Job.
@@ -117,6 +129,10 @@ func checkRestarts(ctx context.Context, e *env, jobs []*kubeflow.MPIJob, planned
 		}
 		p := planned[job.Name]
 		switch {
+		case l.UID == rec.Replaces && jobComplete(l):
+			// It completed before the restart was carried out: the
+			// operator lets that outcome stand, by design.
+			res.Overtaken++
 		case l.UID == rec.Replaces:
 			res.Wrong = append(res.Wrong, fmt.Sprintf("%s: the launcher Job in place is the one the restart replaced", job.Name))
 		case ptr.Deref(l.Spec.BackoffLimit, 6) != rec.BackoffLimit:
@@ -143,11 +159,13 @@ var childKinds = []struct {
 }
 
 // orphans deletes every MPIJob of the run (background propagation, as
-// kubectl does), waits until they are gone, then waits, bounded, for
-// kube-controller-manager's garbage collector to remove their children.
-// An orphan is a child with the operator's labels still there at the
-// bound: its owner is gone, so nothing will ever remove it.
-func orphans(ctx context.Context, e *env, bound time.Duration) ([]string, error) {
+// kubectl does), then waits for kube-controller-manager's garbage
+// collector to remove their children, until none is left or their count
+// has not fallen for settle (the collector works at its client's 20
+// requests/s: thousands of children take minutes), at most bound. An
+// orphan is a child with the operator's labels still there then: its
+// owner is gone and nothing removes it.
+func orphans(ctx context.Context, e *env, settle, bound time.Duration) ([]string, error) {
 	err := e.c.DeleteAllOf(ctx, &kubeflow.MPIJob{}, client.InNamespace(namespace),
 		client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err != nil {
@@ -155,6 +173,7 @@ func orphans(ctx context.Context, e *env, bound time.Duration) ([]string, error)
 	}
 	deadline := time.Now().Add(bound)
 	var left []string
+	fewest, fell := -1, time.Now()
 	for {
 		left = left[:0]
 		var jobs kubeflow.MPIJobList
@@ -173,7 +192,10 @@ func orphans(ctx context.Context, e *env, bound time.Duration) ([]string, error)
 				left = append(left, k.name+"/"+name)
 			}
 		}
-		if len(left) == 0 || time.Now().After(deadline) {
+		if fewest < 0 || len(left) < fewest {
+			fewest, fell = len(left), time.Now()
+		}
+		if len(left) == 0 || time.Since(fell) > settle || time.Now().After(deadline) {
 			break
 		}
 		select {

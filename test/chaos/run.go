@@ -18,9 +18,12 @@ import (
 	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
 )
 
-// orphanBound is how long garbage collection gets to remove the children
-// of the deleted MPIJobs.
-const orphanBound = 2 * time.Minute
+// Garbage collection of the deleted MPIJobs' children is waited for until
+// it settles (no child removed for orphanSettle), at most orphanBound.
+const (
+	orphanSettle = 30 * time.Second
+	orphanBound  = 10 * time.Minute
+)
 
 // run is one chaos run: set up, create the jobs while the chaos runs, wait
 // for every job to be final, check, print. It reports whether every
@@ -143,8 +146,8 @@ func run(ctx context.Context, o options) (bool, error) {
 		return false, err
 	}
 	r.idle, r.idleWhere = idle.result()
-	logf("deleting the MPIJobs; waiting up to %s for garbage collection", orphanBound)
-	if r.orphans, err = orphans(runCtx, e, orphanBound); err != nil {
+	logf("deleting the MPIJobs; waiting for garbage collection to settle (at most %s)", orphanBound)
+	if r.orphans, err = orphans(runCtx, e, orphanSettle, orphanBound); err != nil {
 		return false, err
 	}
 	// The operators' last requests reach the audit log within a second of
