@@ -84,3 +84,20 @@ bench-quick: build ## startup and writes of 10- and 100-worker jobs against the 
 bench: build ## every scenario on 1000 kwok nodes; rewrites the tables in docs/benchmarks.md (< 30 min)
 	$(BENCH_RUN) -sizes 10,100,1000 -runs 3 -nodes 1000 -throughput-jobs 100 -noise 0,10000,30000 \
 	  -idle-jobs 1000 -docs docs/benchmarks.md -command "make bench"
+
+# Correctness under failures on the same simulated cluster: MPIJobs of mixed
+# sizes while the leader of two operator processes is killed again and
+# again, the API server restarts once, workers are deleted and evicted and
+# jobs suspended and resumed. It checks properties (docs/chaos.md) and exits
+# non-zero on a violation; -seed=N reproduces a run's plan and choices.
+CHAOS_RUN = trap hack/bench/down.sh EXIT && hack/bench/down.sh --purge && hack/bench/up.sh && go build -o $(BIN)/chaos ./test/chaos && \
+	$(BIN)/chaos -operator $(BIN)/mpi-operator
+
+.PHONY: chaos
+chaos: build ## 200 MPIJobs (one of 1000 workers) under chaos, checked (< 20 min)
+	$(CHAOS_RUN) $(CHAOS_ARGS)
+
+.PHONY: chaos-short
+chaos-short: build ## what CI runs: 30 MPIJobs (one of 100 workers) under chaos, checked (~3 min)
+	$(CHAOS_RUN) -nodes 20 -jobs 30 -big-workers 100 -create-over 30s -run-min 10s -run-max 20s \
+	  -kills 3 -apiserver-restart-at 40s -deletes 10 -evictions 8 -suspends 6 -action-every 1500ms -deadline 4m $(CHAOS_ARGS)

@@ -25,12 +25,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -41,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
 )
 
 type options struct {
@@ -114,7 +113,7 @@ type env struct {
 	// floorCS creates the floor's Pods as the operator's ServiceAccount.
 	floorCS *kubernetes.Clientset
 	c       client.WithWatch
-	audit   auditLog
+	audit   benchcluster.AuditLog
 	rep     *report
 }
 
@@ -131,7 +130,7 @@ func run(ctx context.Context, o options) error {
 	if err := kubeflow.AddToScheme(scheme); err != nil {
 		return err
 	}
-	e := &env{o: o, audit: auditLog(o.auditLog), rep: newReport()}
+	e := &env{o: o, audit: benchcluster.AuditLog(o.auditLog), rep: newReport()}
 	if e.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
@@ -225,59 +224,12 @@ func (e *env) publish(all []startupResult) error {
 	return updateDocs(e.o.docs, command, link, e.rep.buf.String())
 }
 
-// ensureNodes makes the kwok nodes (in parallel) and waits until they are
-// Ready and untainted: kwok's nodes carry a not-ready taint for a few
-// seconds after creation, which would count against the first job.
+// ensureNodes makes the kwok nodes and waits until they are Ready.
 func (e *env) ensureNodes(ctx context.Context) error {
 	start := time.Now()
-	err := parallel(e.o.nodes, 50, func(i int) error {
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:        fmt.Sprintf("kwok-node-%d", i),
-				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-				Labels:      map[string]string{"type": "kwok"},
-			},
-			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
-				corev1.ResourcePods: resource.MustParse("110"),
-			}, Capacity: corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
-				corev1.ResourcePods: resource.MustParse("110"),
-			}},
-		}
-		_, err := e.cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-		if err != nil && !strings.Contains(err.Error(), "already exists") {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("creating nodes: %w", err)
-	}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		nodes, err := e.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
-		if err != nil {
-			return false, nil
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			if len(n.Spec.Taints) == 0 && nodeReady(&n) {
-				ready++
-			}
-		}
-		return ready >= e.o.nodes, nil
-	})
+	err := benchcluster.EnsureNodes(ctx, e.cs, e.o.nodes)
 	fmt.Printf("%d kwok nodes Ready in %s\n", e.o.nodes, time.Since(start).Round(time.Second))
 	return err
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // startOperator runs the operator binary against the cluster, with the
@@ -290,8 +242,8 @@ func (e *env) startOperator(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig, err := e.operatorKubeconfig(ctx, e.o.role)
-	if err != nil {
+	kubeconfig := filepath.Join(e.o.out, "operator.kubeconfig")
+	if err := benchcluster.OperatorKubeconfig(ctx, e.cs, e.o.kubeconfig, e.o.role, kubeconfig); err != nil {
 		return nil, err
 	}
 	fcfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -328,34 +280,6 @@ func (e *env) startOperator(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("operator not ready (log in %s): %w", logf.Name(), err)
 	}
 	return stop, nil
-}
-
-func parallel(count, workers int, fn func(int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  = make(chan int)
-	)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range count {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
 }
 
 // newNamespace makes an empty namespace of that name.

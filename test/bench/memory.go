@@ -10,6 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
 )
 
 // memorySample is the operator's memory with some objects in the cluster.
@@ -32,7 +34,7 @@ func (e *env) memory(ctx context.Context, noise []int, jobs int) ([]memorySample
 	for _, n := range noise {
 		// Bound to a node that does not exist: nothing schedules or runs
 		// them, they only exist, as other tenants' Pods do.
-		err := parallel(n-created, 100, func(i int) error {
+		err := benchcluster.Parallel(n-created, 100, func(i int) error {
 			p := benchPod("noise", fmt.Sprintf("noise-%d", created+i))
 			p.Spec.NodeName = "elsewhere"
 			_, err := e.cs.CoreV1().Pods("noise").Create(ctx, p, metav1.CreateOptions{})
@@ -53,7 +55,7 @@ func (e *env) memory(ctx context.Context, noise []int, jobs int) ([]memorySample
 		if err := newNamespace(ctx, e.cs, "idle-jobs"); err != nil {
 			return out, err
 		}
-		err := parallel(jobs, 50, func(i int) error {
+		err := benchcluster.Parallel(jobs, 50, func(i int) error {
 			job := benchJob("idle-jobs", 8)
 			job.Name = fmt.Sprintf("idle-%d", i)
 			job.Spec.RunPolicy.Suspend = ptr.To(true)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
 )
 
 // startupResult is one run of one job: each milestone as time since the
@@ -109,7 +110,7 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 		return startupResult{}, err
 	}
 	job := benchJob(ns, int32(n))
-	from, err := e.audit.end()
+	from, err := e.audit.End()
 	if err != nil {
 		return startupResult{}, err
 	}
@@ -153,7 +154,7 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 		return res, err
 	}
 	time.Sleep(time.Second) // let the last writes reach the audit log
-	if res.Requests, err = e.audit.count(from, ns); err != nil {
+	if res.Requests, err = count(e.audit, from, ns); err != nil {
 		return res, err
 	}
 	after, err := operatorUsage(ctx)
@@ -218,7 +219,7 @@ func (e *env) floor(ctx context.Context, n, run int, service bool) (time.Duratio
 	pt.mu.Lock()
 	pt.start = start
 	pt.mu.Unlock()
-	err = parallel(n+1, e.o.parallelism, func(i int) error {
+	err = benchcluster.Parallel(n+1, e.o.parallelism, func(i int) error {
 		pod := benchPod(ns, fmt.Sprintf("p-%d", i))
 		pod.Labels = labels
 		_, err := e.floorCS.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})

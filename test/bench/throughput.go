@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
 )
 
 // throughputResult is one run of many concurrent jobs.
@@ -46,7 +47,7 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	pt.mu.Lock()
 	pt.start = start
 	pt.mu.Unlock()
-	err = parallel(jobs, 50, func(i int) error {
+	err = benchcluster.Parallel(jobs, 50, func(i int) error {
 		job := benchJob(ns, int32(workers))
 		job.Name = fmt.Sprintf("job-%d", i)
 		return e.c.Create(ctx, job)

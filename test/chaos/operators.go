@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
+)
+
+// leaseName is the operator's leader election Lease (cmd/mpi-operator).
+const leaseName = "mpi-operator"
+
+// operators keeps two operator processes running with leader election on
+// one Lease, each a distinct identity (the process's own, made by
+// controller-runtime), and restarts whichever dies: one is always there to
+// take over. A slot is a place for one process; its metrics endpoint tells
+// whether the process in it leads (mpi_operator_is_leader).
+type operators struct {
+	o          options
+	kubeconfig string
+	slots      []*slot
+	wg         sync.WaitGroup
+}
+
+type slot struct {
+	name, metrics, probe string
+	log                  *os.File
+
+	mu     sync.Mutex
+	pid    int
+	starts int
+	// leading is when this process was first seen leading; zero if not.
+	leading time.Time
+}
+
+// maxStarts bounds the restarts of one slot.
+const maxStarts = 200
+
+func startOperators(ctx context.Context, o options, kubeconfig string) (*operators, error) {
+	ops := &operators{o: o, kubeconfig: kubeconfig}
+	for i, name := range []string{"a", "b"} {
+		f, err := os.OpenFile(filepath.Join(o.out, "operator-"+name+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		ops.slots = append(ops.slots, &slot{
+			name:    name,
+			metrics: fmt.Sprintf("127.0.0.1:%d", 18180+100*i),
+			probe:   fmt.Sprintf("127.0.0.1:%d", 18181+100*i),
+			log:     f,
+		})
+	}
+	for _, s := range ops.slots {
+		ops.wg.Go(func() { ops.keep(ctx, s) })
+	}
+	return ops, nil
+}
+
+// keep runs the slot's process again each time it exits, until ctx ends.
+func (ops *operators) keep(ctx context.Context, s *slot) {
+	for ctx.Err() == nil {
+		s.mu.Lock()
+		if s.starts >= maxStarts {
+			s.mu.Unlock()
+			return
+		}
+		s.starts++
+		s.mu.Unlock()
+		_, _ = fmt.Fprintf(s.log, "---- chaos: start %d at %s\n", s.starts, time.Now().Format(time.RFC3339Nano))
+		cmd := exec.Command(ops.o.operator, "--kubeconfig", ops.kubeconfig,
+			"--leader-elect=true", "--leader-election-namespace", benchcluster.OperatorNamespace,
+			"--metrics-bind-address", s.metrics, "--health-probe-bind-address", s.probe)
+		cmd.Stdout, cmd.Stderr = s.log, s.log
+		// It dies with this program, whatever ends it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		started := time.Now()
+		if err := cmd.Start(); err != nil {
+			logf("operator %s: %v", s.name, err)
+			return
+		}
+		s.mu.Lock()
+		s.pid, s.leading = cmd.Process.Pid, time.Time{}
+		s.mu.Unlock()
+		done := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		}
+		s.mu.Lock()
+		s.pid = 0
+		s.mu.Unlock()
+		// A process that cannot start (the API server is down) exits at
+		// once: its next start waits a little.
+		if time.Since(started) < 2*time.Second {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// wait waits for every process to end (cancel startOperators' ctx first).
+func (ops *operators) wait() {
+	ops.wg.Wait()
+	for _, s := range ops.slots {
+		_ = s.log.Close()
+	}
+}
+
+// isLeader asks a process's metrics endpoint whether it leads.
+func isLeader(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "mpi_operator_is_leader 1" {
+			return true
+		}
+	}
+	return false
+}
+
+// leader returns the slot whose process leads now, updating when each
+// was first seen leading.
+func (ops *operators) leader(ctx context.Context) *slot {
+	var found *slot
+	for _, s := range ops.slots {
+		s.mu.Lock()
+		pid := s.pid
+		s.mu.Unlock()
+		lead := pid != 0 && isLeader(ctx, s.metrics)
+		s.mu.Lock()
+		switch {
+		case lead && s.leading.IsZero():
+			s.leading = time.Now()
+		case !lead:
+			s.leading = time.Time{}
+		}
+		if lead {
+			found = s
+		}
+		s.mu.Unlock()
+	}
+	return found
+}
+
+// waitLeader waits, bounded, for a process to lead.
+func (ops *operators) waitLeader(ctx context.Context, bound time.Duration) error {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(bound)
+	for {
+		if ops.leader(ctx) != nil {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return fmt.Errorf("no operator became leader within %s (logs in %s)", bound, ops.o.out)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// killStats are the leader kills and how long each takeover took: from
+// the SIGKILL to a process seen leading again.
+type killStats struct {
+	Kills     int
+	Takeovers []time.Duration
+}
+
+// killLeaders kills the leader with SIGKILL once it has led for a random
+// time between killAfterMin and killAfter, at most o.kills times, until ctx
+// ends. A killed leader cannot release the Lease: the other process takes
+// over when the Lease expires (15 s, controller-runtime's default), which
+// is the failover a crash causes.
+func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) killStats {
+	var st killStats
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	hold := ops.o.killAfterMin + time.Duration(rng.Int64N(int64(ops.o.killAfter-ops.o.killAfterMin)+1))
+	var killedAt time.Time
+	for st.Kills < ops.o.kills {
+		select {
+		case <-ctx.Done():
+			return st
+		case <-tick.C:
+		}
+		s := ops.leader(ctx)
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		pid, since := s.pid, s.leading
+		s.mu.Unlock()
+		if !killedAt.IsZero() {
+			st.Takeovers = append(st.Takeovers, since.Sub(killedAt))
+			killedAt = time.Time{}
+		}
+		if time.Since(since) < hold || pid == 0 {
+			continue
+		}
+		holder := "?"
+		if l, err := e.cs.CoordinationV1().Leases(benchcluster.OperatorNamespace).Get(ctx, leaseName, metav1.GetOptions{}); err == nil {
+			holder = ptr.Deref(l.Spec.HolderIdentity, "")
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			continue
+		}
+		killedAt = time.Now()
+		st.Kills++
+		logf("kill %d/%d: leader %s (pid %d, Lease holder %s) after %s leading", st.Kills, ops.o.kills,
+			s.name, pid, holder, time.Since(since).Round(100*time.Millisecond))
+		hold = ops.o.killAfterMin + time.Duration(rng.Int64N(int64(ops.o.killAfter-ops.o.killAfterMin)+1))
+	}
+	return st
+}
+
+func (k killStats) summary() string {
+	if len(k.Takeovers) == 0 {
+		return fmt.Sprintf("%d", k.Kills)
+	}
+	s := append([]time.Duration(nil), k.Takeovers...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return fmt.Sprintf("%d (takeover median %s, max %s)", k.Kills,
+		s[len(s)/2].Round(100*time.Millisecond), s[len(s)-1].Round(100*time.Millisecond))
+}
