@@ -92,3 +92,17 @@ func lineHost(line string) string {
 	host, _, _ = strings.Cut(host, ":")
 	return host
 }
+
+// DiscoveredHosts returns the hosts a discover_hosts.sh from DiscoverHosts
+// prints.
+func DiscoveredHosts(script string) []string {
+	var out []string
+	for line := range strings.Lines(script) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "echo "); ok {
+			if host := lineHost(rest); host != "" {
+				out = append(out, host)
+			}
+		}
+	}
+	return out
+}

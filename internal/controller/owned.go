@@ -140,7 +140,10 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 		return nil
 	}
 	runningOnly := have.Data[builder.HostfileKey] == want.Data[builder.HostfileKey]
-	if runningOnly {
+	// A worker that stopped running leaves discover_hosts.sh at once:
+	// elastic Horovod must stop using it, and a worker it lists whose Pod
+	// is gone restarts the job (firstDisruptionSince).
+	if runningOnly && !dropsHosts(have.Data[builder.DiscoverHostsKey], want.Data[builder.DiscoverHostsKey]) {
 		if wait := r.mem.discoverPace.due(jobKey(job), s.now.Time); wait > 0 {
 			s.requeueAfter(wait)
 			return nil
@@ -182,4 +185,19 @@ func keepOutStoppingWorkers(s *state, kids *children, opts builder.Options, have
 	if len(drop) > 0 {
 		want.Data[builder.HostfileKey] = builder.HostfileWithout(want.Data[builder.HostfileKey], drop)
 	}
+}
+
+// dropsHosts reports whether discover_hosts.sh script to lists fewer of the
+// hosts of script from.
+func dropsHosts(from, to string) bool {
+	kept := map[string]bool{}
+	for _, h := range builder.DiscoveredHosts(to) {
+		kept[h] = true
+	}
+	for _, h := range builder.DiscoveredHosts(from) {
+		if !kept[h] {
+			return true
+		}
+	}
+	return false
 }

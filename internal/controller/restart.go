@@ -48,7 +48,7 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 	if l == nil || l.Status.StartTime == nil || jobCondition(l, batchv1.JobComplete) != nil {
 		return false, nil
 	}
-	pod, at := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time, r.hostfileLister(ctx, s.job))
+	pod, at := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time, r.listing(ctx, s.job, r.Options))
 	if pod == nil {
 		return false, nil
 	}
@@ -97,19 +97,27 @@ const defaultBackoffLimit = 6
 // firstDisruptionSince returns a worker that the infrastructure (or
 // someone deleting it) took away after since, and when. Disruptions from
 // before the current launcher started are already repaired by replacing
-// the worker; restarting for them again would loop. A worker being deleted
-// counts only if the hostfile lists it (listed): one the controller is
-// deleting after a scale-down, still stopping when the job is scaled up
-// again, was no longer part of the attempt.
-func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time, listed func(*corev1.Pod) bool) (*corev1.Pod, time.Time) {
+// the worker; restarting for them again would loop.
+//   - A worker being deleted counts only if the hostfile lists it: one the
+//     controller is deleting after a scale-down, still stopping when the
+//     job is scaled up again, was no longer part of the attempt.
+//   - A worker whose Pod is gone without the controller having seen it
+//     stop (force-deleted, or lost while no operator led) counts if
+//     discover_hosts.sh lists it as running: it ran in this attempt, as
+//     discover_hosts.sh drops a worker at once when its Pod goes. When it
+//     went is not known, so the attempt's start stands for it.
+func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time, listed *listing) (*corev1.Pod, time.Time) {
 	policy := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].RestartPolicy
 	for i := range int(job.Workers()) {
 		p := kids.workers[i]
 		if p == nil {
+			if listed.running(builder.WorkerName(job, i)) {
+				return goneWorker(job, i), since
+			}
 			continue
 		}
 		at, ok := disruptedAt(p)
-		if !ok && isTerminating(p) && !isPodFinished(p) && listed(p) {
+		if !ok && isTerminating(p) && !isPodFinished(p) && listed.inHostfile(p.Name) {
 			// Deleted, by a drain without eviction or by hand: not the
 			// program's failure either.
 			at, ok = deletionRequested(p), true
@@ -124,25 +132,68 @@ func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time,
 	return nil, time.Time{}
 }
 
-// hostfileLister returns whether the job's hostfile, as the cache shows
-// it, lists a worker. The ConfigMap is read on the first question only:
-// at 10,000 workers it is large. Without a readable hostfile every worker
-// counts as listed.
-func (r *Reconciler) hostfileLister(ctx context.Context, job *kubeflow.MPIJob) func(*corev1.Pod) bool {
-	var hosts map[string]bool
-	return func(p *corev1.Pod) bool {
-		if hosts == nil {
-			hosts = map[string]bool{}
-			cm := &corev1.ConfigMap{}
-			if err := r.Client.Get(ctx, objectKey(job, builder.ConfigMapName(job)), cm, client.UnsafeDisableDeepCopy); err != nil {
-				return true
-			}
-			for _, h := range builder.HostfileHosts(cm.Data[builder.HostfileKey]) {
-				hosts[h] = true
-			}
-		}
-		return len(hosts) == 0 || hosts[builder.HostName(job, p.Name, r.Options)]
+// reasonGone describes a worker whose Pod went unseen.
+const reasonGone = "Pod gone before the operator saw it stop"
+
+// goneWorker stands for worker i, whose Pod is gone.
+func goneWorker(job *kubeflow.MPIJob, i int) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: builder.WorkerName(job, i), Namespace: job.Namespace},
+		Status:     corev1.PodStatus{Phase: corev1.PodFailed, Reason: reasonGone},
 	}
+}
+
+// listing is what the job's ConfigMap, as the cache shows it, lists: the
+// hosts of the hostfile and those discover_hosts.sh reports running. It is
+// read on the first question only: at 10,000 workers it is large. Without
+// a readable ConfigMap every worker counts as in the hostfile and none as
+// running.
+type listing struct {
+	load             func() *corev1.ConfigMap
+	loaded           bool
+	hostfile, runner map[string]bool
+	job              *kubeflow.MPIJob
+	opts             builder.Options
+}
+
+func (r *Reconciler) listing(ctx context.Context, job *kubeflow.MPIJob, opts builder.Options) *listing {
+	return &listing{job: job, opts: opts, load: func() *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{}
+		if err := r.Client.Get(ctx, objectKey(job, builder.ConfigMapName(job)), cm, client.UnsafeDisableDeepCopy); err != nil {
+			return nil
+		}
+		return cm
+	}}
+}
+
+func (l *listing) read() {
+	if l.loaded {
+		return
+	}
+	l.loaded = true
+	l.hostfile, l.runner = map[string]bool{}, map[string]bool{}
+	cm := l.load()
+	if cm == nil {
+		return
+	}
+	for _, h := range builder.HostfileHosts(cm.Data[builder.HostfileKey]) {
+		l.hostfile[h] = true
+	}
+	for _, h := range builder.DiscoveredHosts(cm.Data[builder.DiscoverHostsKey]) {
+		l.runner[h] = true
+	}
+}
+
+// inHostfile reports whether the hostfile lists the Pod.
+func (l *listing) inHostfile(pod string) bool {
+	l.read()
+	return len(l.hostfile) == 0 || l.hostfile[builder.HostName(l.job, pod, l.opts)]
+}
+
+// running reports whether discover_hosts.sh lists the Pod as running.
+func (l *listing) running(pod string) bool {
+	l.read()
+	return l.runner[builder.HostName(l.job, pod, l.opts)]
 }
 
 // disruptedAt reports when a Pod got its DisruptionTarget condition, which

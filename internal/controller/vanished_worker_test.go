@@ -5,6 +5,7 @@ import (
 	"time"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
 )
 
 // Found by make chaos (test/chaos, docs/chaos.md): a worker Pod that is
@@ -15,12 +16,18 @@ import (
 // Lease's 15 s; an sshd worker stops in about one). Design §4.3 says a
 // worker lost while mpirun may use it restarts the job; here the hostfile
 // still lists the worker and the launcher started before it went, which is
-// all the evidence the API keeps. This test fails until the controller
-// also treats a listed worker index that has no Pod, while the launcher
-// runs, as a disruption.
+// all the evidence the API keeps. It failed until the controller also
+// treated a worker that discover_hosts.sh lists as running and that has
+// no Pod, while the launcher runs, as a disruption.
 func TestWorkerGoneUnseenWhileLauncherRunsRestartsTheJob(t *testing.T) {
 	f, job, start := runningJob(t, 0)
 	old := f.launcher(t)
+	// discover_hosts.sh lists the running workers once its pacing allows.
+	f.clock.SetTime(start.Add(62 * time.Second))
+	f.reconcile(t, job)
+	if hosts := builder.DiscoveredHosts(f.configMap(t).Data[builder.DiscoverHostsKey]); len(hosts) != 2 {
+		t.Fatalf("discover_hosts.sh lists %q", hosts)
+	}
 	f.clock.SetTime(start.Add(90 * time.Second))
 	f.deletePod(t, "pi-worker-1")
 	f.reconcile(t, job)
