@@ -49,7 +49,8 @@ type fixture struct {
 }
 
 // newFixture makes a reconciler over a fake client holding objs. funcs may
-// intercept calls; every write is counted in writes.
+// intercept calls; every write (create, update, patch, delete, status) is
+// counted in writes.
 func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *fixture {
 	t.Helper()
 	f := &fixture{writes: calls{}, recorder: events.NewFakeRecorder(100)}
@@ -71,8 +72,12 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 		}
 		return c.Create(ctx, obj, opts...)
 	}
+	userUpdate := funcs.Update
 	funcs.Update = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 		count("update", obj)
+		if userUpdate != nil {
+			return userUpdate(ctx, c, obj, opts...)
+		}
 		return c.Update(ctx, obj, opts...)
 	}
 	funcs.Delete = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
@@ -81,6 +86,14 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 			return userDelete(ctx, c, obj, opts...)
 		}
 		return c.Delete(ctx, obj, opts...)
+	}
+	userPatch := funcs.Patch
+	funcs.Patch = func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+		count("patch", obj)
+		if userPatch != nil {
+			return userPatch(ctx, c, obj, patch, opts...)
+		}
+		return c.Patch(ctx, obj, patch, opts...)
 	}
 	funcs.SubResourceUpdate = func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 		count("status", obj)
