@@ -90,6 +90,10 @@ func checkChildren(t *testing.T, job *kubeflow.MPIJob, opts builder.Options) boo
 		// The controller would fail a job the user was told is fine.
 		t.Fatalf("the API server admitted a job that Validate refuses: %v", errs.ToAggregate())
 	}
+	if errs := builder.Validate(job, opts); len(errs) > 0 {
+		// The controller fails the job, naming the field.
+		return false
+	}
 	for _, role := range []kubeflow.MPIReplicaType{kubeflow.MPIReplicaTypeLauncher, kubeflow.MPIReplicaTypeWorker} {
 		rs := job.Spec.MPIReplicaSpecs[role]
 		if rs == nil {
