@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
 )
 
 // reconcileLauncher creates the launcher Job when it may run, and
@@ -70,18 +71,12 @@ func (r *Reconciler) setLauncherSuspend(ctx context.Context, job *kubeflow.MPIJo
 	return nil
 }
 
-// jobControllerLabels are the labels the Job controller puts on its
-// template; its selector depends on them.
-var jobControllerLabels = []string{
-	batchv1.ControllerUidLabel, batchv1.JobNameLabel, "controller-uid", "job-name",
-}
-
 func copySchedulingDirectives(dst, src *corev1.PodTemplateSpec) {
 	labels := maps.Clone(src.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	for _, k := range jobControllerLabels {
+	for _, k := range builder.JobControllerLabels {
 		if v, ok := dst.Labels[k]; ok {
 			labels[k] = v
 		}
