@@ -46,7 +46,7 @@ test-unit:
 # with its fix.
 FUZZTIME ?= 30s
 FUZZPARALLEL ?= 1
-FUZZ = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s -parallel $(FUZZPARALLEL) -fuzz
+FUZZ = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x -parallel $(FUZZPARALLEL) -fuzz
 
 .PHONY: fuzz
 fuzz: ## fuzz the reconciler and the builders, FUZZTIME (30s) each

@@ -47,6 +47,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stop()
+	// client-go's default limit, 5 requests a second, would hold a fuzz
+	// worker to about one input a second.
+	cfg.QPS, cfg.Burst = -1, 0
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
