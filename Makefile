@@ -39,6 +39,20 @@ test: ## unit and integration tests
 test-unit:
 	go test -count=1 $$(go list ./... | grep -v /test/)
 
+# Fuzzing (go test -fuzz) of the reconciler against the fake client and of
+# the builders against a real kube-apiserver, FUZZTIME each, with
+# FUZZPARALLEL workers. make test runs their seeds and the inputs under
+# testdata/fuzz; a failure found here is written there, to be committed
+# with its fix.
+FUZZTIME ?= 30s
+FUZZPARALLEL ?= 1
+FUZZ = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x -parallel $(FUZZPARALLEL) -fuzz
+
+.PHONY: fuzz
+fuzz: ## fuzz the reconciler and the builders, FUZZTIME (30s) each
+	$(FUZZ) '^FuzzReconcileNeverLoopsHot$$' ./internal/controller/
+	KUBEBUILDER_ASSETS="$$(hack/build-k8s.sh)" $(FUZZ) '^FuzzChildrenAreAdmitted$$' ./test/fuzz/
+
 .PHONY: verify
 verify: generate manifests lint ## gofmt, go vet, golangci-lint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }

@@ -21,6 +21,12 @@ func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job 
 		podLabels[kubeflow.LabelReplicaIndex] = "0"
 	}
 	t := podTemplate(job, kubeflow.MPIReplicaTypeLauncher, podLabels)
+	for _, k := range JobControllerLabels {
+		// The API server sets them to the Job's own name and uid, and
+		// refuses the Job when the template has other values (found by
+		// FuzzChildrenAreAdmitted).
+		delete(t.Labels, k)
+	}
 	spec := &t.Spec
 	placeUnderService(job, spec, LauncherName(job), opts)
 	noTokenByDefault(spec)
@@ -50,6 +56,12 @@ func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job 
 			PodReplacementPolicy: ptr.To(batchv1.Failed),
 		},
 	}
+}
+
+// JobControllerLabels are the labels the Job API puts on a Job's
+// template; its selector depends on them.
+var JobControllerLabels = []string{
+	batchv1.ControllerUidLabel, batchv1.JobNameLabel, "controller-uid", "job-name",
 }
 
 // launcherFailurePolicy keeps failures caused by the infrastructure

@@ -167,13 +167,17 @@ func placeUnderService(job *kubeflow.MPIJob, spec *corev1.PodSpec, hostname stri
 	if spec.DNSConfig == nil {
 		spec.DNSConfig = &corev1.PodDNSConfig{}
 	}
-	spec.DNSConfig.Searches = append(spec.DNSConfig.Searches,
-		fmt.Sprintf("%s.%s.svc.%s", ServiceName(job), job.Namespace, opts.searchDomain()))
+	spec.DNSConfig.Searches = append(spec.DNSConfig.Searches, searchEntry(job, opts))
 	// A Pod on the host's network gets the node's resolver unless told
 	// otherwise, and would never resolve the job's other Pods.
 	if spec.HostNetwork && spec.DNSPolicy == "" {
 		spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
+}
+
+// searchEntry is the DNS search domain of the job's Service.
+func searchEntry(job *kubeflow.MPIJob, opts Options) string {
+	return fmt.Sprintf("%s.%s.svc.%s", ServiceName(job), job.Namespace, opts.searchDomain())
 }
 
 // noTokenByDefault keeps the ServiceAccount token out of the Pod unless the

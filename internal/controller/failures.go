@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +19,9 @@ import (
 // whether the job ended.
 func (r *Reconciler) enforceDeadline(ctx context.Context, s *state, kids *children) (bool, error) {
 	d := s.job.Spec.RunPolicy.ActiveDeadlineSeconds
-	if d == nil || s.status.StartTime == nil {
+	// A deadline past what a Duration holds (292 years) never comes; as a
+	// Duration it would wrap around to the past and fail the job at once.
+	if d == nil || s.status.StartTime == nil || *d > int64(math.MaxInt64/time.Second) {
 		return false, nil
 	}
 	left := s.status.StartTime.Add(time.Duration(*d) * time.Second).Sub(s.now.Time)

@@ -126,18 +126,12 @@ func (r *Reconciler) setLauncherSuspend(ctx context.Context, job *kubeflow.MPIJo
 	return nil
 }
 
-// jobControllerLabels are the labels the Job controller puts on its
-// template; its selector depends on them.
-var jobControllerLabels = []string{
-	batchv1.ControllerUidLabel, batchv1.JobNameLabel, "controller-uid", "job-name",
-}
-
 func copySchedulingDirectives(dst, src *corev1.PodTemplateSpec) {
 	labels := maps.Clone(src.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	for _, k := range jobControllerLabels {
+	for _, k := range builder.JobControllerLabels {
 		if v, ok := dst.Labels[k]; ok {
 			labels[k] = v
 		}

@@ -170,7 +170,11 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if isFinished(s.status) {
 		return r.reconcileFinished(ctx, s)
 	}
-	if errs := kubeflow.Validate(s.job); len(errs) > 0 {
+	errs := kubeflow.Validate(s.job)
+	if len(errs) == 0 {
+		errs = builder.Validate(s.job, r.Options)
+	}
+	if len(errs) > 0 {
 		r.markFailed(s, ReasonValidationError, errs.ToAggregate().Error())
 		return nil
 	}

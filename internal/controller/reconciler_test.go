@@ -49,7 +49,8 @@ type fixture struct {
 }
 
 // newFixture makes a reconciler over a fake client holding objs. funcs may
-// intercept calls; every write is counted in writes.
+// intercept calls; every write (create, update, patch, delete, status) is
+// counted in writes.
 func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *fixture {
 	t.Helper()
 	f := &fixture{writes: calls{}, recorder: events.NewFakeRecorder(100)}
@@ -71,8 +72,12 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 		}
 		return c.Create(ctx, obj, opts...)
 	}
+	userUpdate := funcs.Update
 	funcs.Update = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 		count("update", obj)
+		if userUpdate != nil {
+			return userUpdate(ctx, c, obj, opts...)
+		}
 		return c.Update(ctx, obj, opts...)
 	}
 	userPatch := funcs.Patch
@@ -253,28 +258,43 @@ func TestAlreadyExistsOnOwnChildIsSuccess(t *testing.T) {
 }
 
 func TestInvalidJobFailsWithValidationError(t *testing.T) {
-	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(0).Obj()
-	f := newFixture(t, interceptor.Funcs{}, job)
-	f.reconcile(t, job)
-	got := &kubeflow.MPIJob{}
-	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
-		t.Fatal(err)
+	cases := map[string]struct {
+		job   *kubeflow.MPIJob
+		field string
+	}{
+		"slotsPerWorker 0": {testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(0).Obj(), "spec.slotsPerWorker"},
+		// The CRD admits it (the last worker's name fits), but its
+		// hostfile would not fit in a ConfigMap: found by
+		// FuzzChildrenAreAdmitted, and 2^31-1 workers made the controller
+		// build a 60 GB hostfile.
+		"more workers than a hostfile holds": {testjob.MakeMPIJob("a", "ns").Workers(1<<31 - 1).Obj(), "spec.mpiReplicaSpecs[Worker].replicas"},
 	}
-	c := getCondition(&got.Status, kubeflow.JobFailed)
-	if c == nil || c.Reason != ReasonValidationError || !strings.Contains(c.Message, "spec.slotsPerWorker") {
-		t.Fatalf("Failed condition = %+v, want ValidationError naming spec.slotsPerWorker", c)
-	}
-	if n := f.writes["create Pod"] + f.writes["create Job"] + f.writes["create Secret"]; n != 0 {
-		t.Errorf("made %d children for an invalid job", n)
-	}
-	if ev := f.drainEvents(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+ReasonValidationError) {
-		t.Errorf("events = %q, want one Warning %s", ev, ReasonValidationError)
-	}
-	// Terminal: reconciling again neither writes nor errors (no hot loop).
-	f.writes = calls{}
-	f.reconcile(t, job)
-	if len(f.writes) != 0 {
-		t.Errorf("reconcile of a failed invalid job wrote %v", f.writes)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := tc.job
+			f := newFixture(t, interceptor.Funcs{}, job)
+			f.reconcile(t, job)
+			got := &kubeflow.MPIJob{}
+			if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+				t.Fatal(err)
+			}
+			c := getCondition(&got.Status, kubeflow.JobFailed)
+			if c == nil || c.Reason != ReasonValidationError || !strings.Contains(c.Message, tc.field) {
+				t.Fatalf("Failed condition = %+v, want ValidationError naming %s", c, tc.field)
+			}
+			if n := f.writes["create Pod"] + f.writes["create Job"] + f.writes["create Secret"] + f.writes["create ConfigMap"]; n != 0 {
+				t.Errorf("made %d children for an invalid job", n)
+			}
+			if ev := f.drainEvents(); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+ReasonValidationError) {
+				t.Errorf("events = %q, want one Warning %s", ev, ReasonValidationError)
+			}
+			// Terminal: reconciling again neither writes nor errors (no hot loop).
+			f.writes = calls{}
+			f.reconcile(t, job)
+			if len(f.writes) != 0 {
+				t.Errorf("reconcile of a failed invalid job wrote %v", f.writes)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,125 @@
+package builder
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// MaxConfigMapData is the most the values of a ConfigMap may hold: the
+// API server refuses a larger one.
+const MaxConfigMapData = 1 << 20
+
+// Validate checks a defaulted job that passed kubeflow.Validate against
+// what the builders add to its children, which admission does not check:
+// the size of the hostfile (it depends on the options), and templates
+// that use the names and paths of the volumes, mounts, init container and
+// DNS search entry the builders add (the Pod API then refuses the
+// duplicate). A job that fails it would have a child the API server
+// refuses, every time the controller tries: the controller fails it
+// instead, with a message naming the field. All were found by
+// FuzzChildrenAreAdmitted.
+func Validate(job *kubeflow.MPIJob, opts Options) field.ErrorList {
+	var errs field.ErrorList
+	if job.Spec.SSHAuthMountPath == ConfigMountPath {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "sshAuthMountPath"), job.Spec.SSHAuthMountPath,
+			"is where the launcher's hostfile is mounted"))
+	}
+	for _, role := range []kubeflow.MPIReplicaType{kubeflow.MPIReplicaTypeLauncher, kubeflow.MPIReplicaTypeWorker} {
+		if rs := job.Spec.MPIReplicaSpecs[role]; rs != nil {
+			p := field.NewPath("spec", "mpiReplicaSpecs").Key(string(role)).Child("template", "spec")
+			errs = append(errs, validateTemplate(job, role, &rs.Template.Spec, p, opts)...)
+		}
+	}
+	if size := configMapSize(job, opts); size > MaxConfigMapData {
+		p := field.NewPath("spec", "mpiReplicaSpecs").Key(string(kubeflow.MPIReplicaTypeWorker)).Child("replicas")
+		errs = append(errs, field.Invalid(p, job.Workers(), fmt.Sprintf(
+			"the hostfile and discover_hosts.sh of %d workers take %d bytes, more than a ConfigMap holds (%d): use fewer workers or a shorter name",
+			job.Workers(), size, MaxConfigMapData)))
+	}
+	return errs
+}
+
+// Limits of the Pod API on a Pod's DNS search list.
+const (
+	maxDNSSearches  = 32
+	maxDNSSearchLen = 2048
+)
+
+func validateTemplate(job *kubeflow.MPIJob, role kubeflow.MPIReplicaType, spec *corev1.PodSpec, p *field.Path, opts Options) field.ErrorList {
+	var errs field.ErrorList
+	launcher := role == kubeflow.MPIReplicaTypeLauncher
+	for i, v := range spec.Volumes {
+		if v.Name == sshVolumeName || (launcher && v.Name == configVolumeName) {
+			errs = append(errs, field.Invalid(p.Child("volumes").Index(i).Child("name"), v.Name,
+				"is the name of a volume the operator adds"))
+		}
+	}
+	mounts := map[string]string{job.Spec.SSHAuthMountPath: "the job's SSH keys (spec.sshAuthMountPath)"}
+	if launcher {
+		mounts[ConfigMountPath] = "the hostfile"
+	}
+	for i, c := range spec.Containers {
+		for j, m := range c.VolumeMounts {
+			if what, ok := mounts[m.MountPath]; ok {
+				errs = append(errs, field.Invalid(p.Child("containers").Index(i).Child("volumeMounts").Index(j).Child("mountPath"),
+					m.MountPath, "is where the operator mounts "+what))
+			}
+		}
+	}
+	if launcher && job.Spec.LauncherCreationPolicy == kubeflow.LauncherCreationPolicyAtStartup {
+		for _, list := range []struct {
+			path       string
+			containers []corev1.Container
+		}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
+			for i, c := range list.containers {
+				if c.Name == WaitForWorkersContainer {
+					errs = append(errs, field.Invalid(p.Child(list.path).Index(i).Child("name"), c.Name,
+						"is the name of the init container the operator adds with launcherCreationPolicy AtStartup"))
+				}
+			}
+		}
+	}
+	if dns := spec.DNSConfig; dns != nil {
+		searches := append(slices.Clone(dns.Searches), searchEntry(job, opts))
+		if len(searches) > maxDNSSearches || len(strings.Join(searches, " ")) > maxDNSSearchLen {
+			errs = append(errs, field.Invalid(p.Child("dnsConfig", "searches"), dns.Searches, fmt.Sprintf(
+				"the operator adds %s: the list may then have no more than %d entries and %d characters",
+				searchEntry(job, opts), maxDNSSearches, maxDNSSearchLen)))
+		}
+	}
+	return errs
+}
+
+// configMapSize is the size of the values of the job's ConfigMap with
+// every worker running, computed without building it: a job may ask for
+// 2^31 workers, whose hostfile would not fit in the controller's memory.
+func configMapSize(job *kubeflow.MPIJob, opts Options) int64 {
+	slots := len(strconv.Itoa(int(*job.Spec.SlotsPerWorker)))
+	// A host takes a line of the hostfile and one of discover_hosts.sh.
+	perHost := func(hostLen int) int64 {
+		line := hostLen + len(":") + slots + len("\n")
+		if job.Spec.MPIImplementation == kubeflow.MPIImplementationOpenMPI {
+			line = hostLen + len(" slots=") + slots + len("\n")
+		}
+		return int64(line + len("echo ") + hostLen + len(":") + slots + len("\n"))
+	}
+	size := int64(len("#!/bin/sh\n"))
+	if *job.Spec.RunLauncherAsWorker {
+		size += perHost(len(HostName(job, LauncherName(job), opts)))
+	}
+	// The workers' hostnames differ only in the digits of their index.
+	base := len(HostName(job, WorkerName(job, 0), opts)) - 1
+	n := int64(job.Workers())
+	for digits, lo, hi := 1, int64(0), int64(10); lo < n; digits, lo, hi = digits+1, hi, hi*10 {
+		size += (min(n, hi) - lo) * perHost(base+digits)
+	}
+	return size
+}

@@ -1,0 +1,52 @@
+package builder
+
+import (
+	"strings"
+	"testing"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+func TestConfigMapSizeIsTheBuiltSize(t *testing.T) {
+	cases := map[string]*testjob.Wrapper{
+		"no workers":                testjob.MakeMPIJob("pi", "ns").Workers(0),
+		"one worker":                testjob.MakeMPIJob("pi", "ns"),
+		"11 workers, 2-digit slots": testjob.MakeMPIJob("pi", "ns").Workers(11).Slots(16),
+		"1001 workers, Intel":       testjob.MakeMPIJob("pi", "ns").Workers(1001).Implementation(kubeflow.MPIImplementationIntel),
+		"launcher runs ranks":       testjob.MakeMPIJob("pi", "ns").Workers(100).LauncherAsWorker(),
+	}
+	for name, w := range cases {
+		for _, opts := range []Options{{}, {ClusterDomain: "cluster.local"}} {
+			job := w.Defaulted()
+			running := make([]int, job.Workers())
+			for i := range running {
+				running[i] = i
+			}
+			cm := ConfigMap(job, running, nil, opts)
+			built := int64(len(cm.Data[HostfileKey]) + len(cm.Data[DiscoverHostsKey]))
+			if got := configMapSize(job, opts); got != built {
+				t.Errorf("%s, %+v: configMapSize = %d, the built ConfigMap holds %d", name, opts, got, built)
+			}
+		}
+	}
+}
+
+func TestValidateRefusesAHostfileTooLargeForAConfigMap(t *testing.T) {
+	// "a-worker-<i>.a slots=1\n" and "echo a-worker-<i>.a:1\n": 48 bytes
+	// a worker from 10000 on, so 100000 workers take far more than 1 MiB.
+	job := testjob.MakeMPIJob("a", "ns").Workers(100000).Defaulted()
+	errs := Validate(job, Options{})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "spec.mpiReplicaSpecs[Worker].replicas") {
+		t.Fatalf("Validate = %v, want one error naming the workers' replicas", errs)
+	}
+	// 2^31-1 workers must be refused without building their hostfile,
+	// which would take some 100 GB.
+	job = testjob.MakeMPIJob("a", "ns").Workers(1<<31 - 1).Defaulted()
+	if errs := Validate(job, Options{}); len(errs) != 1 {
+		t.Fatalf("Validate of 2^31-1 workers = %v, want one error", errs)
+	}
+	if errs := Validate(testjob.MakeMPIJob("a", "ns").Workers(1000).Defaulted(), Options{ClusterDomain: "cluster.local"}); len(errs) != 0 {
+		t.Errorf("Validate of 1000 workers = %v, want none", errs)
+	}
+}
