@@ -202,14 +202,22 @@ func TestLostWorkerRestartsTheJob(t *testing.T) {
 			if err := lose(context.Background(), job.Namespace, victim); err != nil {
 				t.Fatalf("losing %s: %v", victim, err)
 			}
-			expectRanksOn(t, job, workerNames(job, 2)...)
-			got := &kubeflow.MPIJob{}
-			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
-				t.Fatal(err)
-			}
-			if c := condition(got, kubeflow.JobRestarting); c.Type == "" {
-				t.Errorf("no restart on record: %+v", got.Status.Conditions)
-			}
+			expectRestartedThenRanksOn(t, job, workerNames(job, 2)...)
 		})
 	}
+}
+
+// expectRestartedThenRanksOn waits for the job to succeed with its ranks on
+// hosts, checks it restarted on the way, and returns it.
+func expectRestartedThenRanksOn(t *testing.T, job *kubeflow.MPIJob, hosts ...string) *kubeflow.MPIJob {
+	t.Helper()
+	expectRanksOn(t, job, hosts...)
+	got := &kubeflow.MPIJob{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(got, kubeflow.JobRestarting); c.Type == "" {
+		t.Errorf("no restart on record: %+v", got.Status.Conditions)
+	}
+	return got
 }

@@ -64,14 +64,7 @@ mpirun -n 1 -H "$w0" touch /tmp/failed-once; exit 1`)
 	}
 	t.Logf("evicted %s and killed the leader %s", victim, leader)
 
-	expectRanksOn(t, job, workerNames(job, 2)...)
-	got := &kubeflow.MPIJob{}
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), got); err != nil {
-		t.Fatal(err)
-	}
-	if c := condition(got, kubeflow.JobRestarting); c.Type == "" {
-		t.Errorf("no Restarting condition: %+v", got.Status.Conditions)
-	}
+	got := expectRestartedThenRanksOn(t, job, workerNames(job, 2)...)
 	// The restart as the operator wrote it down before ending the old
 	// attempt (internal/controller/durable.go).
 	var rec struct {

@@ -60,16 +60,9 @@ func run(m *testing.M) int {
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-	envtestutil.EnableOwnerReferencesPermissionEnforcement(env)
-	envtestutil.DisableWatchList(env)
-	auditDir, err := os.MkdirTemp("", "mpi-operator-audit-")
+	audit, auditDir, err := envtestutil.ConfigureAPIServer(env, "mpi-operator-audit-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	audit, err := envtestutil.EnableAudit(env, auditDir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "configuring the audit log:", err)
 		return 1
 	}
 	if cfg, err = env.Start(); err != nil {

@@ -1,6 +1,11 @@
 package envtestutil
 
-import "sigs.k8s.io/controller-runtime/pkg/envtest"
+import (
+	"fmt"
+	"os"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
 
 // EnableOwnerReferencesPermissionEnforcement turns on the admission plugin
 // that refuses a child whose owner reference blocks its owner's deletion
@@ -19,4 +24,22 @@ func EnableOwnerReferencesPermissionEnforcement(env *envtest.Environment) {
 // use; client-go also falls back to listing when a streaming watch fails.
 func DisableWatchList(env *envtest.Environment) {
 	env.ControlPlane.GetAPIServer().Configure().Append("feature-gates", "WatchList=false")
+}
+
+// ConfigureAPIServer sets up the suites' API server as both suites run it:
+// owner reference enforcement, WatchList off, and an audit log of the
+// operator's requests in a new directory named after prefix (the caller
+// removes it once the RBAC check passed).
+func ConfigureAPIServer(env *envtest.Environment, prefix string) (*Audit, string, error) {
+	EnableOwnerReferencesPermissionEnforcement(env)
+	DisableWatchList(env)
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, "", err
+	}
+	audit, err := EnableAudit(env, dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("configuring the audit log: %w", err)
+	}
+	return audit, dir, nil
 }

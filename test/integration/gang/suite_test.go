@@ -75,16 +75,9 @@ func run(m *testing.M) int {
 	api := env.ControlPlane.GetAPIServer().Configure()
 	api.Append("feature-gates", "GenericWorkload=true")
 	api.Append("runtime-config", "scheduling.k8s.io/v1alpha3=true")
-	envtestutil.EnableOwnerReferencesPermissionEnforcement(env)
-	envtestutil.DisableWatchList(env)
-	auditDir, err := os.MkdirTemp("", "mpi-operator-gang-audit-")
+	audit, auditDir, err := envtestutil.ConfigureAPIServer(env, "mpi-operator-gang-audit-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	audit, err := envtestutil.EnableAudit(env, auditDir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "configuring the audit log:", err)
 		return 1
 	}
 	cfg, err := env.Start()
