@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,7 +26,9 @@ import (
 //   - the hostfile in the ConfigMap: which workers the running attempt
 //     was given, so a worker removed by a scale-down is told from one
 //     lost to a disruption;
-//   - a restart in progress, in the AnnotationRestart annotation below.
+//   - a restart in progress, in the AnnotationRestart annotation below;
+//   - how many workers the launcher Job's attempt was given, in the
+//     AnnotationWorkers annotation on it.
 
 // AnnotationRestart, on an MPIJob, records the latest whole-job restart
 // (design §4.3) as JSON: the launcher Job it ends and the backoffLimit of
@@ -78,4 +83,27 @@ func (r *Reconciler) recordRestart(ctx context.Context, job *kubeflow.MPIJob, re
 	}
 	job.Annotations, job.ResourceVersion = written.Annotations, written.ResourceVersion
 	return nil
+}
+
+// AnnotationWorkers, on a launcher Job, is how many workers the job had
+// when the Job was made: the workers of its attempt. A worker of a higher
+// index came with a later scale-up; its Pod missing is no loss to the
+// attempt.
+const AnnotationWorkers = "mpi-operator.kubeflow.org/workers"
+
+func recordWorkers(l *batchv1.Job, n int32) {
+	if l.Annotations == nil {
+		l.Annotations = map[string]string{}
+	}
+	l.Annotations[AnnotationWorkers] = strconv.Itoa(int(n))
+}
+
+// attemptWorkers reads AnnotationWorkers; a Job without it (made by an
+// older operator) counts every worker as its.
+func attemptWorkers(l *batchv1.Job) int {
+	n, err := strconv.Atoi(l.Annotations[AnnotationWorkers])
+	if err != nil {
+		return math.MaxInt
+	}
+	return n
 }

@@ -129,6 +129,7 @@ func (r *Reconciler) workerPod(job *kubeflow.MPIJob, i int) *corev1.Pod {
 // gang.
 func (r *Reconciler) launcherJob(job *kubeflow.MPIJob, suspend bool) *batchv1.Job {
 	l := builder.LauncherJob(job, suspend, r.Options)
+	recordWorkers(l, job.Workers())
 	if r.Gang != nil {
 		r.Gang.Decorate(&l.Spec.Template, job)
 	}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -102,16 +103,23 @@ const defaultBackoffLimit = 6
 //     controller is deleting after a scale-down, still stopping when the
 //     job is scaled up again, was no longer part of the attempt.
 //   - A worker whose Pod is gone without the controller having seen it
-//     stop (force-deleted, or lost while no operator led) counts if
-//     discover_hosts.sh lists it as running: it ran in this attempt, as
-//     discover_hosts.sh drops a worker at once when its Pod goes. When it
-//     went is not known, so the attempt's start stands for it.
+//     stop (force-deleted, or lost while no operator led) counts if it was
+//     part of the attempt: discover_hosts.sh lists it as running (it drops
+//     a worker at once when its Pod goes), or the launcher's own container
+//     ran, which it does only once every host of the hostfile resolved,
+//     and the worker is one the launcher Job was made for and the
+//     hostfile lists (not one a scale-up added). When it went is not
+//     known, so the attempt's start stands for it.
 func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time, listed *listing) (*corev1.Pod, time.Time) {
 	policy := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].RestartPolicy
+	ran, attempt := launcherRan(kids.launcherPods), math.MaxInt
+	if kids.launcher != nil {
+		attempt = attemptWorkers(kids.launcher)
+	}
 	for i := range int(job.Workers()) {
 		p := kids.workers[i]
 		if p == nil {
-			if listed.running(builder.WorkerName(job, i)) {
+			if listed.running(builder.WorkerName(job, i)) || (ran && i < attempt && listed.inHostfile(builder.WorkerName(job, i))) {
 				return goneWorker(job, i), since
 			}
 			continue
@@ -279,4 +287,21 @@ func failuresSince(l *batchv1.Job, pods []*corev1.Pod, t time.Time) int32 {
 		}
 	}
 	return n
+}
+
+// launcherRan reports whether a launcher Pod's own container started: its
+// init container waits until every host of the hostfile resolves, so the
+// workers of the attempt all had Pods then.
+func launcherRan(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded {
+			return true
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -44,3 +44,21 @@ func TestWorkerGoneUnseenWhileLauncherRunsRestartsTheJob(t *testing.T) {
 		t.Errorf("job Failed: %+v", got.Status.Conditions)
 	}
 }
+
+// The worker goes before discover_hosts.sh ever listed it running (its
+// writes are paced, and no operator may lead then): that the launcher's
+// own container ran shows every worker of the attempt had a Pod.
+func TestWorkerGoneBeforeDiscoverHostsListedItRestartsTheJob(t *testing.T) {
+	f, job, start := runningJob(t, 0)
+	old := f.launcher(t)
+	if hosts := builder.DiscoveredHosts(f.configMap(t).Data[builder.DiscoverHostsKey]); len(hosts) != 0 {
+		t.Fatalf("discover_hosts.sh lists %q", hosts)
+	}
+	f.clock.SetTime(start.Add(90 * time.Second))
+	f.deletePod(t, "pi-worker-1")
+	f.reconcile(t, job)
+	f.reconcile(t, job)
+	if l := f.launcher(t); l.UID == old.UID {
+		t.Error("launcher Job not replaced")
+	}
+}
