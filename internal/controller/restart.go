@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -78,18 +79,30 @@ func markRestarting(s *state, rec restartRecord) {
 }
 
 // endReplacedLauncher deletes the launcher Job a recorded restart ends,
-// with its Pods. It runs whether or not the job is suspended: a suspended
-// job must not keep the old attempt running either.
+// and the Pods of earlier launcher Jobs still running. It runs whether or
+// not the job is suspended: a suspended job must not keep the old attempt
+// running either. The Pods are deleted here rather than left to the
+// garbage collector: the next attempt waits for them to stop
+// (previousAttemptStopping), and the collector can lag by minutes (it
+// rebuilds its graph after an API server restart; found by make chaos).
 func (r *Reconciler) endReplacedLauncher(ctx context.Context, kids *children) error {
-	l := kids.replaced
-	if l == nil || l.DeletionTimestamp != nil {
-		return nil
+	var errs []error
+	if l := kids.replaced; l != nil && l.DeletionTimestamp == nil {
+		err := r.Client.Delete(ctx, l, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &l.UID})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("deleting launcher Job to restart: %w", err))
+		}
 	}
-	err := r.Client.Delete(ctx, l, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &l.UID})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("deleting launcher Job to restart: %w", err)
+	for _, p := range kids.formerLaunchers {
+		if isTerminating(p) {
+			continue
+		}
+		err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("deleting Pod %s of an earlier launcher Job: %w", p.Name, err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // defaultBackoffLimit is the Job API's default.

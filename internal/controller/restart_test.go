@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -211,20 +212,27 @@ func TestDisruptedWorkerRestartsTheJobWithTheRetriesLeft(t *testing.T) {
 			if ev := f.drainEvents(); len(ev) != 1 || !strings.Contains(ev[0], ReasonRestarting) {
 				t.Errorf("events: %q", ev)
 			}
-			if f.writes["patch MPIJob"] != 1 || f.writes["delete Job"] != 1 || f.writes["create Job"] != 1 || f.writes["status MPIJob"] != 1 {
+			if f.writes["patch MPIJob"] != 1 || f.writes["delete Job"] != 1 || f.writes["create Job"] != 1 || f.writes["status MPIJob"] != 1 || f.writes["delete Pod"] > 1 {
 				t.Errorf("writes: %v", f.writes)
 			}
 			if rec, ok := restartOf(got); !ok || rec.Replaces != old.UID || rec.BackoffLimit != tc.wantLimit || rec.Count != 1 {
 				t.Errorf("restart record %+v (found %t)", rec, ok)
 			}
-			// While the old launcher's Pod has not stopped, its
-			// successor must not run beside it.
+			// The old launcher's Pod, if it still ran, is deleted, and
+			// its successor must not run beside it until it is gone.
 			oldPod := &corev1.Pod{}
-			if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-launcher-abcde"}, oldPod); err != nil {
+			err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-launcher-abcde"}, oldPod)
+			switch {
+			case apierrors.IsNotFound(err):
+				if !ptr.Deref(l.Spec.Suspend, false) {
+					t.Error("new launcher Job not suspended while the old launcher Pod still ran")
+				}
+			case err != nil:
 				t.Fatal(err)
-			}
-			if stopped := isPodFinished(oldPod); ptr.Deref(l.Spec.Suspend, false) == stopped {
-				t.Errorf("new launcher Job suspended=%t while the old launcher Pod is %s", !stopped, oldPod.Status.Phase)
+			case !isPodFinished(oldPod):
+				t.Errorf("old launcher Pod still running: %s", oldPod.Status.Phase)
+			case ptr.Deref(l.Spec.Suspend, false):
+				t.Error("new launcher Job suspended though the old launcher Pod had stopped")
 			}
 		})
 	}
@@ -238,22 +246,24 @@ func TestRestartEndsWhenTheNewAttemptRuns(t *testing.T) {
 	f.reconcile(t, job)
 	f.drainEvents()
 
-	// A reconcile on the same cache neither restarts again nor writes.
+	// The restart deleted the old launcher's Pod; once it is gone the new
+	// launcher Job runs. Then a reconcile on the same cache neither
+	// restarts again nor writes.
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if f.writes["update Job"] != 1 || ptr.Deref(f.launcher(t).Spec.Suspend, true) {
+		t.Fatalf("new launcher not resumed once the old launcher Pod was gone: %v", f.writes)
+	}
 	f.writes = calls{}
 	f.reconcile(t, job)
 	if len(f.writes) != 0 {
-		t.Fatalf("second reconcile wrote %v", f.writes)
+		t.Fatalf("an idle reconcile wrote %v", f.writes)
 	}
 
 	// The disrupted worker is replaced, the new launcher starts: Running
 	// again, and no further restart although the old worker's disruption
 	// is still on record.
 	f.updatePod(t, "pi-worker-1", func(p *corev1.Pod) { p.Status.Conditions = nil })
-	f.deletePod(t, "pi-launcher-abcde")
-	f.reconcile(t, job)
-	if ptr.Deref(f.launcher(t).Spec.Suspend, true) {
-		t.Fatal("new launcher Job still suspended once the old launcher Pod is gone")
-	}
 	f.startLauncher(t, "pi-launcher-fghij", start.Add(3*time.Minute))
 	f.clock.SetTime(start.Add(3 * time.Minute))
 	f.writes = calls{}
