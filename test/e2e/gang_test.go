@@ -31,11 +31,13 @@ import (
 func TestNativeGangStartsNoPodUntilAllFit(t *testing.T) {
 	withOperatorArgs(t, "--gang-scheduling="+gang.Kubernetes)
 
-	// Leave exactly one free CPU on each node.
+	// Leave room for exactly one of the job's Pods on each node. A Pod asks
+	// for 800m: with the blockers gone a node of 2 CPUs takes two of them
+	// beside the operator's replica (100m) and CoreDNS.
 	var blockers []*corev1.Pod
 	for _, node := range nodes(t) {
 		free := freeCPU(t, node)
-		free.Sub(resource.MustParse("1"))
+		free.Sub(podCPU)
 		if free.Sign() <= 0 {
 			continue
 		}
@@ -46,7 +48,7 @@ func TestNativeGangStartsNoPodUntilAllFit(t *testing.T) {
 	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "/opt/mpi/ranks")
 	for _, role := range []kubeflow.MPIReplicaType{kubeflow.MPIReplicaTypeLauncher, kubeflow.MPIReplicaTypeWorker} {
 		c := &job.Spec.MPIReplicaSpecs[role].Template.Spec.Containers[0]
-		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: podCPU}
 	}
 	create(t, job)
 
@@ -86,6 +88,9 @@ func TestNativeGangStartsNoPodUntilAllFit(t *testing.T) {
 	}
 	expectRanksOn(t, job, workerNames(job, 2)...)
 }
+
+// podCPU is what each Pod of the gang asks for.
+var podCPU = resource.MustParse("800m")
 
 // unschedulable reports whether the scheduler refused the Pod.
 func unschedulable(p *corev1.Pod) bool {
