@@ -33,7 +33,7 @@ func TestNativeGangStartsNoPodUntilAllFit(t *testing.T) {
 
 	// Leave room for exactly one of the job's Pods on each node. A Pod asks
 	// for 800m: with the blockers gone a node of 2 CPUs takes two of them
-	// beside the operator's replica (100m) and CoreDNS.
+	// beside whatever else it runs (CoreDNS).
 	var blockers []*corev1.Pod
 	for _, node := range nodes(t) {
 		free := freeCPU(t, node)
