@@ -130,18 +130,12 @@ func addWaitForWorkers(spec *corev1.PodSpec) {
 // the hostfile, discover_hosts.sh, known_hosts and ssh_config are no
 // secret.
 func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
-	spec.Volumes = append(spec.Volumes, corev1.Volume{
-		Name: configVolumeName,
-		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(job)},
-			Items: []corev1.KeyToPath{
-				{Key: HostfileKey, Path: HostfileKey, Mode: ptrMode(configFileMode)},
-				{Key: DiscoverHostsKey, Path: DiscoverHostsKey, Mode: ptrMode(scriptFileMode)},
-				{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)},
-				{Key: SSHConfigKey, Path: SSHConfigKey, Mode: ptrMode(configFileMode)},
-			},
-		}},
-	})
+	spec.Volumes = append(spec.Volumes, jobConfigVolume(job,
+		corev1.KeyToPath{Key: HostfileKey, Path: HostfileKey, Mode: ptrMode(configFileMode)},
+		corev1.KeyToPath{Key: DiscoverHostsKey, Path: DiscoverHostsKey, Mode: ptrMode(scriptFileMode)},
+		corev1.KeyToPath{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)},
+		corev1.KeyToPath{Key: SSHConfigKey, Path: SSHConfigKey, Mode: ptrMode(configFileMode)},
+	))
 	mount := corev1.VolumeMount{Name: configVolumeName, MountPath: ConfigMountPath, ReadOnly: true}
 	for i := range spec.Containers {
 		spec.Containers[i].VolumeMounts = append(spec.Containers[i].VolumeMounts, mount)
@@ -153,16 +147,10 @@ func addConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 // daemon mpirun starts on one worker starts those of others over ssh, with
 // the same options, so it checks their host keys against the same file.
 func addSSHClientConfig(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
-	spec.Volumes = append(spec.Volumes, corev1.Volume{
-		Name: configVolumeName,
-		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(job)},
-			Items: []corev1.KeyToPath{
-				{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)},
-				{Key: SSHConfigKey, Path: SSHConfigKey, Mode: ptrMode(configFileMode)},
-			},
-		}},
-	})
+	spec.Volumes = append(spec.Volumes, jobConfigVolume(job,
+		corev1.KeyToPath{Key: KnownHostsKey, Path: KnownHostsKey, Mode: ptrMode(configFileMode)},
+		corev1.KeyToPath{Key: SSHConfigKey, Path: SSHConfigKey, Mode: ptrMode(configFileMode)},
+	))
 	if len(spec.Containers) == 0 {
 		return
 	}
@@ -179,4 +167,15 @@ func copyInt32(p *int32) *int32 {
 		return nil
 	}
 	return ptrMode(*p)
+}
+
+// jobConfigVolume is the job's ConfigMap as a volume holding the given keys.
+func jobConfigVolume(job *kubeflow.MPIJob, items ...corev1.KeyToPath) corev1.Volume {
+	return corev1.Volume{
+		Name: configVolumeName,
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(job)},
+			Items:                items,
+		}},
+	}
 }

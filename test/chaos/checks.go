@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -209,27 +210,14 @@ func orphans(ctx context.Context, e *env, settle, bound time.Duration) ([]string
 }
 
 func names(l client.ObjectList) []string {
-	var out []string
-	switch l := l.(type) {
-	case *corev1.PodList:
-		for _, o := range l.Items {
-			out = append(out, o.Name)
-		}
-	case *batchv1.JobList:
-		for _, o := range l.Items {
-			out = append(out, o.Name)
-		}
-	case *corev1.ServiceList:
-		for _, o := range l.Items {
-			out = append(out, o.Name)
-		}
-	case *corev1.ConfigMapList:
-		for _, o := range l.Items {
-			out = append(out, o.Name)
-		}
-	case *corev1.SecretList:
-		for _, o := range l.Items {
-			out = append(out, o.Name)
+	objs, err := meta.ExtractList(l)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		if m, err := meta.Accessor(o); err == nil {
+			out = append(out, m.GetName())
 		}
 	}
 	return out
