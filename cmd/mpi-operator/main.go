@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -34,6 +35,8 @@ type options struct {
 	metricsAddr, probeAddr, pprofAddr string
 	leaderElect                       bool
 	leaderElectionNS                  string
+	leaseDuration, renewDeadline      time.Duration
+	retryPeriod                       time.Duration
 	namespaces                        string
 	clusterDomain                     string
 	qps                               float64
@@ -57,6 +60,13 @@ func bindFlags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler's /debug/pprof endpoints; empty disables it (the default).")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader, so that several replicas can run and only one acts.")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the operator's own).")
+	// kube-controller-manager's names and defaults. A leader that dies
+	// without releasing the Lease leaves the jobs waiting for it to
+	// expire: a shorter duration takes over sooner, at the cost of more
+	// renewals.
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits, after the leader's last renewal, before it takes the Lease.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew the Lease before it stops leading; less than the lease duration.")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "Interval between attempts to take or renew the Lease.")
 	// Upstream's default scope comes from the same variable.
 	fs.StringVar(&o.namespaces, "namespace", os.Getenv("KUBEFLOW_NAMESPACE"), "Comma-separated namespaces to watch; empty watches all (default: $KUBEFLOW_NAMESPACE).")
 	fs.StringVar(&o.clusterDomain, "cluster-domain", "", "DNS domain of the cluster. When set, hostfile entries are fully qualified with it; unset, they are <pod>.<job>, which resolves on any cluster.")
@@ -136,6 +146,9 @@ func run(o options, up *upstreamFlags) error {
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        leaseName,
 		LeaderElectionNamespace: o.leaderElectionNS,
+		LeaseDuration:           &o.leaseDuration,
+		RenewDeadline:           &o.renewDeadline,
+		RetryPeriod:             &o.retryPeriod,
 		// The manager exits when it loses the lease; a fresh process
 		// starts from a fresh cache.
 		LeaderElectionReleaseOnCancel: true,

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -68,6 +69,10 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 	if err := r.recordRestart(ctx, s.job, rec); err != nil {
 		return false, err
 	}
+	// The figures behind the retries given back, for a restart that
+	// spent one the user did not expect it to.
+	ctrl.LoggerFrom(ctx).Info("Restart recorded", "cause", rec.Cause, "count", rec.Count, "replaces", l.UID,
+		"backoffLimit", rec.BackoffLimit, "failures", programFailures(l, kids.launcherPods), "causedByLoss", caused, "lostAt", at)
 	markRestarting(s, rec)
 	return true, nil
 }

@@ -209,6 +209,8 @@ func orphans(ctx context.Context, e *env, settle, bound time.Duration) ([]string
 	return left, nil
 }
 
+// names names the objects of l, with what tells why one is still there:
+// its deletion, the finalizers that hold it, its owners.
 func names(l client.ObjectList) []string {
 	objs, err := meta.ExtractList(l)
 	if err != nil {
@@ -216,9 +218,28 @@ func names(l client.ObjectList) []string {
 	}
 	out := make([]string, 0, len(objs))
 	for _, o := range objs {
-		if m, err := meta.Accessor(o); err == nil {
-			out = append(out, m.GetName())
+		m, err := meta.Accessor(o)
+		if err != nil {
+			continue
 		}
+		var why []string
+		if t := m.GetDeletionTimestamp(); t != nil {
+			why = append(why, "deleting since "+t.Format(time.TimeOnly))
+		}
+		if f := m.GetFinalizers(); len(f) > 0 {
+			why = append(why, "finalizers "+strings.Join(f, ","))
+		}
+		for _, ref := range m.GetOwnerReferences() {
+			why = append(why, fmt.Sprintf("owner %s/%s %s", ref.Kind, ref.Name, ref.UID))
+		}
+		if p, ok := o.(*corev1.Pod); ok {
+			why = append(why, "phase "+string(p.Status.Phase))
+		}
+		name := m.GetName()
+		if len(why) > 0 {
+			name += " (" + strings.Join(why, "; ") + ")"
+		}
+		out = append(out, name)
 	}
 	return out
 }

@@ -83,6 +83,8 @@ func (ops *operators) keep(ctx context.Context, s *slot) {
 		_, _ = fmt.Fprintf(s.log, "---- chaos: start %d at %s\n", s.starts, time.Now().Format(time.RFC3339Nano))
 		cmd := exec.Command(ops.o.operator, "--kubeconfig", ops.kubeconfig,
 			"--leader-elect=true", "--leader-election-namespace", benchcluster.OperatorNamespace,
+			"--leader-elect-lease-duration", ops.o.leaseDuration.String(),
+			"--leader-elect-renew-deadline", (ops.o.leaseDuration*3/4).String(), "--leader-elect-retry-period", "1s",
 			"--metrics-bind-address", s.metrics, "--health-probe-bind-address", s.probe)
 		cmd.Stdout, cmd.Stderr = s.log, s.log
 		// It dies with this program, whatever ends it.
@@ -209,8 +211,8 @@ type killStats struct {
 // killLeaders kills the leader with SIGKILL once it has led for a random
 // time between killAfterMin and killAfter, at most o.kills times, until ctx
 // ends. A killed leader cannot release the Lease: the other process takes
-// over when the Lease expires (15 s, controller-runtime's default), which
-// is the failover a crash causes.
+// over when the Lease expires (-lease-duration), which is the failover a
+// crash causes.
 func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) killStats {
 	var st killStats
 	tick := time.NewTicker(500 * time.Millisecond)
