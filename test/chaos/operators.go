@@ -84,7 +84,7 @@ func (ops *operators) keep(ctx context.Context, s *slot) {
 		cmd := exec.Command(ops.o.operator, "--kubeconfig", ops.kubeconfig,
 			"--leader-elect=true", "--leader-election-namespace", benchcluster.OperatorNamespace,
 			"--leader-elect-lease-duration", ops.o.leaseDuration.String(),
-			"--leader-elect-renew-deadline", (ops.o.leaseDuration*3/4).String(), "--leader-elect-retry-period", "1s",
+			"--leader-elect-renew-deadline", (ops.o.leaseDuration * 3 / 4).String(), "--leader-elect-retry-period", "1s",
 			"--metrics-bind-address", s.metrics, "--health-probe-bind-address", s.probe)
 		cmd.Stdout, cmd.Stderr = s.log, s.log
 		// It dies with this program, whatever ends it.
