@@ -183,31 +183,25 @@ func pickWorker(s snapshot, rng *rand.Rand) (*corev1.Pod, *corev1.Pod) {
 const rankLossExit = 2 * time.Second
 
 // loseRank plays mpirun losing a rank: unless the operator has ended the
-// attempt first (the launcher Pod is gone or stopping), the launcher Pod
-// fails with exit code 1, as kwok's launcher-exit stage would write it.
-// The operator must then still count the failure as the lost worker's, not
-// the program's (design §4.3).
+// attempt first (the launcher Pod is gone or stopping), the launcher Pod is
+// labelled and kwok's launcher-lost-rank stage fails it with exit code 1
+// (hack/bench/launcher-exit.yaml says why kwok, not this program, writes
+// the failure). The operator must then still count the failure as the
+// lost worker's, not the program's (design §4.3).
 func loseRank(ctx context.Context, e *env, launcher *corev1.Pod) {
 	select {
 	case <-ctx.Done():
 		return
 	case <-time.After(rankLossExit):
 	}
+	patch := []byte(`{"metadata":{"labels":{"` + labelLostRank + `":"true"}}}`)
 	for range 5 {
 		p, err := e.cs.CoreV1().Pods(namespace).Get(ctx, launcher.Name, metav1.GetOptions{})
 		if err != nil || p.UID != launcher.UID || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			return
 		}
-		now := metav1.Now()
-		p.Status.Phase = corev1.PodFailed
-		for i := range p.Status.ContainerStatuses {
-			cs := &p.Status.ContainerStatuses[i]
-			cs.Ready, cs.Started = false, ptr.To(false)
-			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 1, Reason: "Error", Message: "a rank was lost", StartedAt: now, FinishedAt: now}}
-		}
-		if _, err := e.cs.CoreV1().Pods(namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err == nil {
-			logf("launcher Pod %s failed: it lost a rank %s ago", p.Name, rankLossExit)
+		if _, err := e.cs.CoreV1().Pods(namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
+			logf("launcher Pod %s fails: it lost a rank %s ago", p.Name, rankLossExit)
 			return
 		}
 	}

@@ -18,10 +18,13 @@ import (
 const namespace = "chaos"
 
 // The labels and annotation hack/bench/launcher-exit.yaml reads on a
-// launcher Pod: how long the simulated mpirun runs, and its exit code.
+// launcher Pod: how long the simulated mpirun runs, its exit code, and
+// whether it lost a rank.
 const (
 	labelExitCode = "bench.mpi-operator/exit-code"
 	annotationRun = "bench.mpi-operator/run-for"
+	// labelLostRank makes the launcher fail at once: mpirun lost a rank.
+	labelLostRank = "bench.mpi-operator/lost-rank"
 )
 
 // plannedJob is one MPIJob of the run and what must become of it.
