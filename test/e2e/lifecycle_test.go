@@ -10,8 +10,10 @@ import (
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -67,6 +69,16 @@ func TestSuspendThenResume(t *testing.T) {
 	}
 	if pods := launcherPods(t, job); len(pods) != 0 {
 		t.Fatalf("%d launcher Pods exist while suspended", len(pods))
+	}
+	// The Job controller makes launcher Pods later, from a launcher Job:
+	// one that exists must be suspended.
+	l := &batchv1.Job{}
+	switch err := k8s.Get(context.Background(), client.ObjectKey{Namespace: job.Namespace, Name: job.Name + "-launcher"}, l); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		t.Fatal(err)
+	case !ptr.Deref(l.Spec.Suspend, false):
+		t.Fatal("the launcher Job of a suspended MPIJob is not suspended")
 	}
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"runPolicy":{"suspend":false}}}`))
 	if err := k8s.Patch(context.Background(), job, patch); err != nil {
