@@ -4,13 +4,16 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -52,12 +55,30 @@ func TestSuspendThenResume(t *testing.T) {
 	job := mpiJob(t, mpich, false, 2, "mpirun", "-n", "2", "/opt/mpi/ranks")
 	job.Spec.RunPolicy.Suspend = ptr.To(true)
 	create(t, job)
-	time.Sleep(3 * time.Second)
+	// Suspended=True is written by a reconcile that saw the job suspended,
+	// after it made (or kept) its children: any Pod it made exists by now.
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
+		got := &kubeflow.MPIJob{}
+		return k8s.Get(ctx, client.ObjectKeyFromObject(job), got) == nil && isTrue(got, kubeflow.JobSuspended), nil
+	})
+	if err != nil {
+		t.Fatalf("job never Suspended: %v", err)
+	}
 	if pods := workerPods(t, job); len(pods) != 0 {
 		t.Fatalf("%d worker Pods exist while suspended", len(pods))
 	}
 	if pods := launcherPods(t, job); len(pods) != 0 {
 		t.Fatalf("%d launcher Pods exist while suspended", len(pods))
+	}
+	// The Job controller makes launcher Pods later, from a launcher Job:
+	// one that exists must be suspended.
+	l := &batchv1.Job{}
+	switch err := k8s.Get(context.Background(), client.ObjectKey{Namespace: job.Namespace, Name: job.Name + "-launcher"}, l); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		t.Fatal(err)
+	case !ptr.Deref(l.Spec.Suspend, false):
+		t.Fatal("the launcher Job of a suspended MPIJob is not suspended")
 	}
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"runPolicy":{"suspend":false}}}`))
 	if err := k8s.Patch(context.Background(), job, patch); err != nil {
@@ -184,7 +205,7 @@ func TestLostWorkerRestartsTheJob(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "sh", "-c", "sleep 15; exec /opt/mpi/ranks")
+			job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "sh", "-c", "echo "+rankStarted+"; sleep 15; exec /opt/mpi/ranks")
 			job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](0)
 			create(t, job)
 			err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
@@ -197,13 +218,44 @@ func TestLostWorkerRestartsTheJob(t *testing.T) {
 			if err != nil {
 				t.Fatalf("job never ran: %v", err)
 			}
-			time.Sleep(3 * time.Second) // the ranks are sleeping now
+			// Every rank has said it started (mpirun forwards the ranks'
+			// output to the launcher's log): the ranks are sleeping now.
+			waitInLauncherLog(t, job, rankStarted, 2)
 			victim := workerNames(job, 2)[1]
 			if err := lose(context.Background(), job.Namespace, victim); err != nil {
 				t.Fatalf("losing %s: %v", victim, err)
 			}
 			expectRestartedThenRanksOn(t, job, workerNames(job, 2)...)
 		})
+	}
+}
+
+// rankStarted is what a rank of TestLostWorkerRestartsTheJob prints
+// before it sleeps.
+const rankStarted = "rank-started"
+
+// waitInLauncherLog waits until the log of the job's last launcher Pod
+// holds marker n times, and fails the test if the job finishes first.
+func waitInLauncherLog(t *testing.T, job *kubeflow.MPIJob, marker string, n int) {
+	t.Helper()
+	var out string
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
+		got := &kubeflow.MPIJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+			return false, nil
+		}
+		finished := isTrue(got, kubeflow.JobSucceeded) || isTrue(got, kubeflow.JobFailed)
+		out = launcherLogs(t, job)
+		if strings.Count(out, marker) >= n {
+			return true, nil
+		}
+		if finished {
+			return false, fmt.Errorf("the job finished first: %+v", got.Status.Conditions)
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("%q not %d times in the launcher's log: %v\n%s", marker, n, err, out)
 	}
 }
 

@@ -149,9 +149,16 @@ func TestPreemptedWorkerRestartsTheJob(t *testing.T) {
 	waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
 
 	victim := waitWorkers(t, job, 2)[1]
-	// API times are whole seconds: the preemption comes a second later
-	// than the launcher's start.
-	time.Sleep(1100 * time.Millisecond)
+	// API times are whole seconds: the preemption must come a second later
+	// than the launcher's start to count as after it.
+	started := launcherJob(t, job).Status.StartTime
+	if started == nil {
+		t.Fatal("launcher Job has no startTime")
+	}
+	eventually(t, "a whole second past the launcher's startTime", func(context.Context) (bool, error) {
+		now := metav1.Now().Rfc3339Copy()
+		return now.After(started.Time), fmt.Errorf("now %v, launcher startTime %v", now, started)
+	})
 	eventually(t, "preempting a worker", func(ctx context.Context) (bool, error) {
 		p := &corev1.Pod{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(&victim), p); err != nil {

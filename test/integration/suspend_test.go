@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -78,7 +79,13 @@ func TestSuspendDeletesPodsAndResumeAppliesKueueDirectives(t *testing.T) {
 		t.Errorf("Running condition reason while suspended = %q", c.Reason)
 	}
 
-	time.Sleep(1100 * time.Millisecond) // startTime has a resolution of one second
+	// startTime has a resolution of one second: resume only once the API's
+	// whole-second clock has passed the first start, so a startTime reset
+	// on resume is later than it.
+	eventually(t, "a whole second past the first startTime", func(context.Context) (bool, error) {
+		now := metav1.Now().Rfc3339Copy()
+		return now.After(before.Status.StartTime.Time), fmt.Errorf("now %v, startTime %v", now, before.Status.StartTime)
+	})
 	updateJob(t, job, func(j *kubeflow.MPIJob) {
 		kueueAdmission(&j.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Template, "worker")
 		kueueAdmission(&j.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].Template, "launcher")
