@@ -73,9 +73,20 @@ cluster-up: ## start the local cluster (idempotent)
 cluster-down: ## stop the local cluster and undo its changes to the machine
 	hack/cluster/down.sh
 
+# Kueue v0.17.0 (built once from the Go module proxy) as a process beside
+# the local cluster, with its MPIJob integration and webhooks; the e2e
+# suite's Kueue tests need it, and fail rather than skip without it here.
+.PHONY: kueue-up
+kueue-up: cluster-up ## start Kueue against the local cluster (idempotent)
+	hack/kueue/up.sh
+
+.PHONY: kueue-down
+kueue-down: ## stop Kueue and remove its queues and webhooks (cluster-down does too)
+	hack/kueue/down.sh
+
 .PHONY: test-e2e
-test-e2e: cluster-up ## real MPI jobs on the local cluster
-	KUBECONFIG=$$(hack/cluster/kubeconfig.sh) go test -count=1 -tags e2e -timeout 45m -v ./test/e2e/
+test-e2e: kueue-up ## real MPI jobs on the local cluster, some queued by Kueue
+	KUBECONFIG=$$(hack/cluster/kubeconfig.sh) E2E_REQUIRE_KUEUE=1 go test -count=1 -tags e2e -timeout 45m -v ./test/e2e/
 
 .PHONY: demo
 demo: ## from a bare machine: cluster up, run the pi MPIJob, print its output

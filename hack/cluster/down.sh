@@ -12,17 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=hack/cluster/lib.sh
 . "$here/lib.sh"
 
-stop() {
-  local name=$1 pid
-  pid=$(cat "$DIR/pids/$name" 2>/dev/null) || return 0
-  if kill -0 "$pid" 2>/dev/null; then
-    echo ">> stopping $name" >&2
-    kill "$pid"
-    for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null
-  fi
-  rm -f "$DIR/pids/$name"
-}
+# Kueue (hack/kueue/up.sh) needs the API server to clean up after itself:
+# it goes first, while the control plane still runs.
+if running kube-apiserver; then "$REPO/hack/kueue/down.sh"; fi
 
 for n in "${NODES[@]}"; do node_vars "$n"; stop "kubelet$N_SUFFIX"; done
 for n in "${NODES[@]}"; do

@@ -54,9 +54,27 @@ ctr_on() { local sock=$1; shift; command ctr --address "$sock" -n k8s.io "$@"; }
 
 # running NAME: the process of NAME's pid file is alive.
 running() {
-  local pid
+  local pid stat
   pid=$(cat "$DIR/pids/$1" 2>/dev/null) || return 1
-  kill -0 "$pid" 2>/dev/null
+  kill -0 "$pid" 2>/dev/null || return 1
+  # A process killed but not yet reaped answers kill -0 and runs no more.
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" != Z ]
+}
+
+# stop NAME: stops the process of NAME's pid file (TERM, then KILL after
+# 10 s) and removes the pid file.
+stop() {
+  local name=$1 pid
+  pid=$(cat "$DIR/pids/$name" 2>/dev/null) || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    echo ">> stopping $name" >&2
+    kill "$pid"
+    for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null
+  fi
+  rm -f "$DIR/pids/$name"
 }
 
 # kubelet changes these; down.sh puts them back.

@@ -378,6 +378,15 @@ EOF
   wait_for "CoreDNS ready" 60 curl -sf "http://$NODE_IP:8181/ready"
 }
 
+# forget_stopped_kueue removes the webhooks of a Kueue (hack/kueue/up.sh)
+# that is no longer running, say after the machine restarted: they would
+# make the API server refuse every MPIJob create.
+forget_stopped_kueue() {
+  running kueue && return
+  kctl delete mutatingwebhookconfigurations,validatingwebhookconfigurations \
+    -l mpi-operator.kubeflow.org/local-kueue --ignore-not-found >/dev/null
+}
+
 deploy_operator() {
   step "deploying the operator (CRD, RBAC, Deployment)"
   kctl apply --server-side --force-conflicts -k "$REPO/hack/cluster/operator" >/dev/null

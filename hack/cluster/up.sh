@@ -30,6 +30,7 @@ main() {
   pki
   network
   control_plane
+  forget_stopped_kueue
   registry_up
   local n
   for n in "${NODES[@]}"; do containerd_up "$n"; done

@@ -73,10 +73,15 @@ var (
 // /home/mpiuser/.ssh, sshd on port 2222).
 func mpiJob(t *testing.T, img image, nonRoot bool, workers int32, command ...string) *kubeflow.MPIJob {
 	t.Helper()
-	ns := newNamespace(t)
+	return mpiJobIn(newNamespace(t), "mpi", img, nonRoot, workers, command...)
+}
+
+// mpiJobIn is mpiJob named name in the namespace ns, for tests that run
+// more than one job in a namespace.
+func mpiJobIn(ns, name string, img image, nonRoot bool, workers int32, command ...string) *kubeflow.MPIJob {
 	ref := "mpi-operator.local/" + img.name + ":e2e"
-	container := func(name string, cmd []string) corev1.Container {
-		c := corev1.Container{Name: name, Image: ref, ImagePullPolicy: corev1.PullNever, Command: cmd}
+	container := func(cname string, cmd []string) corev1.Container {
+		c := corev1.Container{Name: cname, Image: ref, ImagePullPolicy: corev1.PullNever, Command: cmd}
 		if nonRoot {
 			c.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000)}
 		}
@@ -84,7 +89,7 @@ func mpiJob(t *testing.T, img image, nonRoot bool, workers int32, command ...str
 	}
 	var workerCmd []string
 	job := &kubeflow.MPIJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "mpi", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: kubeflow.MPIJobSpec{
 			MPIImplementation: img.impl,
 			MPIReplicaSpecs: map[kubeflow.MPIReplicaType]*kubeflow.ReplicaSpec{
