@@ -48,14 +48,7 @@ func localWebhooks(manifests []byte, base string, caBundle []byte) ([]byte, erro
 			if err := yaml.Unmarshal(doc, &c); err != nil {
 				return nil, fmt.Errorf("reading %s: %w", meta.Kind, err)
 			}
-			var kept []admissionv1.MutatingWebhook
-			for _, w := range c.Webhooks {
-				if cc, ok := local(w.ClientConfig, base, caBundle); ok {
-					w.ClientConfig = cc
-					kept = append(kept, w)
-				}
-			}
-			c.Webhooks = kept
+			c.Webhooks = keepLocal(c.Webhooks, func(w *admissionv1.MutatingWebhook) *admissionv1.WebhookClientConfig { return &w.ClientConfig }, base, caBundle)
 			rename(&c.ObjectMeta)
 			obj = c
 		case "ValidatingWebhookConfiguration":
@@ -63,14 +56,7 @@ func localWebhooks(manifests []byte, base string, caBundle []byte) ([]byte, erro
 			if err := yaml.Unmarshal(doc, &c); err != nil {
 				return nil, fmt.Errorf("reading %s: %w", meta.Kind, err)
 			}
-			var kept []admissionv1.ValidatingWebhook
-			for _, w := range c.Webhooks {
-				if cc, ok := local(w.ClientConfig, base, caBundle); ok {
-					w.ClientConfig = cc
-					kept = append(kept, w)
-				}
-			}
-			c.Webhooks = kept
+			c.Webhooks = keepLocal(c.Webhooks, func(w *admissionv1.ValidatingWebhook) *admissionv1.WebhookClientConfig { return &w.ClientConfig }, base, caBundle)
 			rename(&c.ObjectMeta)
 			obj = c
 		default:
@@ -106,4 +92,18 @@ func rename(meta *metav1.ObjectMeta) {
 		meta.Labels = map[string]string{}
 	}
 	meta.Labels[LabelLocalKueue] = "true"
+}
+
+// keepLocal keeps the webhooks local serves, their client config pointed
+// at the local server; both webhook configuration kinds hold the same
+// client config under different webhook types.
+func keepLocal[W any](ws []W, config func(*W) *admissionv1.WebhookClientConfig, base string, caBundle []byte) []W {
+	var kept []W
+	for _, w := range ws {
+		if cc, ok := local(*config(&w), base, caBundle); ok {
+			*config(&w) = cc
+			kept = append(kept, w)
+		}
+	}
+	return kept
 }
