@@ -7,7 +7,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 
 .PHONY: all
-all: generate manifests build
+all: generate manifests metricsdoc build
 
 $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 	cd hack/tools/controller-gen && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -24,6 +24,12 @@ manifests: $(CONTROLLER_GEN) ## CRD and RBAC under config/
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=mpi-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
 	hack/gang-crds.sh $(CONTROLLER_GEN) test/integration/gang/testdata/crds
+
+# docs/metrics.md lists the metrics the operator registers, read from the
+# collectors themselves (hack/metricsdoc).
+.PHONY: metricsdoc
+metricsdoc: ## docs/metrics.md from the registered metrics
+	go run ./hack/metricsdoc -out docs/metrics.md
 
 .PHONY: build
 build:
@@ -54,10 +60,10 @@ fuzz: ## fuzz the reconciler and the builders, FUZZTIME (30s) each
 	KUBEBUILDER_ASSETS="$$(hack/build-k8s.sh)" $(FUZZ) '^FuzzChildrenAreAdmitted$$' ./test/fuzz/
 
 .PHONY: verify
-verify: generate manifests lint ## gofmt, go vet, golangci-lint and freshness of generated code
+verify: generate manifests metricsdoc lint ## gofmt, go vet, golangci-lint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet -tags e2e ./...
-	@git diff --exit-code -- api config test/integration/gang/testdata || { echo "generated code is stale: run make generate manifests and commit"; exit 1; }
+	@git diff --exit-code -- api config test/integration/gang/testdata docs/metrics.md || { echo "generated code is stale: run make generate manifests metricsdoc and commit"; exit 1; }
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (v2, pinned in hack/tools/golangci-lint)

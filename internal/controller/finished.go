@@ -19,7 +19,8 @@ import (
 // reconcileFinished looks after a job that has Succeeded or Failed: its
 // worker Pods are cleaned up by cleanPodPolicy, and after
 // ttlSecondsAfterFinished the MPIJob itself is deleted (garbage collection
-// takes the children). Its status no longer changes.
+// takes the children). Of its status only the Active counts still change,
+// as its Pods stop.
 func (r *Reconciler) reconcileFinished(ctx context.Context, s *state) error {
 	if expired, err := r.expireTTL(ctx, s); expired || err != nil {
 		return err
@@ -28,7 +29,7 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	return r.cleanupPods(ctx, s.job, kids)
+	return r.cleanupPods(ctx, s, kids)
 }
 
 // requeueForTTL asks for a reconcile when a finished job's TTL runs out.
@@ -47,18 +48,28 @@ func ttlLeft(s *state, ttl int32) time.Duration {
 // cleanupPods deletes the worker Pods that cleanPodPolicy names: Running
 // (Pods still pending or running) or All, and then, as upstream, the gang's
 // group objects. The launcher Job is kept, so its logs and outcome can be
-// read.
-func (r *Reconciler) cleanupPods(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
-	var match func(*corev1.Pod) bool
-	switch *job.Spec.RunPolicy.CleanPodPolicy {
-	case kubeflow.CleanPodPolicyRunning:
-		match = func(p *corev1.Pod) bool { return !isPodFinished(p) }
-	case kubeflow.CleanPodPolicyAll:
-		match = func(*corev1.Pod) bool { return true }
-	default:
-		return nil
+// read. The status then counts none of the deleted Pods as active.
+func (r *Reconciler) cleanupPods(ctx context.Context, s *state, kids *children) error {
+	match := cleanedBy(*s.job.Spec.RunPolicy.CleanPodPolicy)
+	var err error
+	if match != nil {
+		err = errors.Join(r.deletePods(ctx, s.job, kids.workerPods(match)), r.deleteGroups(ctx, s.job))
 	}
-	return errors.Join(r.deletePods(ctx, job, kids.workerPods(match)), r.deleteGroups(ctx, job))
+	if err == nil {
+		settleActive(s, kids, match)
+	}
+	return err
+}
+
+// cleanedBy is what a finished job's cleanPodPolicy deletes; nil for None.
+func cleanedBy(policy kubeflow.CleanPodPolicy) func(*corev1.Pod) bool {
+	switch policy {
+	case kubeflow.CleanPodPolicyRunning:
+		return func(p *corev1.Pod) bool { return !isPodFinished(p) }
+	case kubeflow.CleanPodPolicyAll:
+		return func(*corev1.Pod) bool { return true }
+	}
+	return nil
 }
 
 // expireTTL deletes the MPIJob once ttlSecondsAfterFinished passed since

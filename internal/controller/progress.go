@@ -67,6 +67,10 @@ func updateReplicaStatuses(s *state, kids *children) {
 	}
 	launcher := &kubeflow.ReplicaStatus{}
 	if l := kids.launcher; l != nil {
+		// The selector names this launcher Job's Pods, so it changes
+		// with each launcher Job: launcher attempts are counted from the
+		// change of the counts under one selector (metrics_record.go).
+		launcher.Selector = launcherSelector(l)
 		launcher.Active = l.Status.Active
 		launcher.Succeeded = l.Status.Succeeded
 		launcher.Failed = l.Status.Failed
@@ -74,6 +78,39 @@ func updateReplicaStatuses(s *state, kids *children) {
 	s.status.ReplicaStatuses = map[kubeflow.MPIReplicaType]*kubeflow.ReplicaStatus{
 		kubeflow.MPIReplicaTypeLauncher: launcher,
 		kubeflow.MPIReplicaTypeWorker:   workers,
+	}
+}
+
+// launcherSelector is the selector of the launcher Job's Pods. The API
+// server defaults it to the Job's controller-uid label; a Job read before
+// that (only in tests) gets the same string from its UID.
+func launcherSelector(l *batchv1.Job) string {
+	if l.Spec.Selector != nil {
+		return metav1.FormatLabelSelector(l.Spec.Selector)
+	}
+	return batchv1.ControllerUidLabel + "=" + string(l.UID)
+}
+
+// settleActive makes a finished job's Active counts say what still runs:
+// the Pods cleanPodPolicy names are being deleted (cleaned), and a
+// finished launcher Job has none. Only Active moves: the Succeeded and
+// Failed counts written when the job finished stand, even once the Pods
+// they counted are gone. Without this a Succeeded job went on reporting
+// the workers it had just deleted as active.
+func settleActive(s *state, kids *children, cleaned func(*corev1.Pod) bool) {
+	if w := s.status.ReplicaStatuses[kubeflow.MPIReplicaTypeWorker]; w != nil {
+		w.Active = 0
+		for _, p := range kids.workerPods(isRunning) {
+			if cleaned == nil || !cleaned(p) {
+				w.Active++
+			}
+		}
+	}
+	if l := s.status.ReplicaStatuses[kubeflow.MPIReplicaTypeLauncher]; l != nil {
+		l.Active = 0
+		if kids.launcher != nil && !isJobFinished(kids.launcher) {
+			l.Active = kids.launcher.Status.Active
+		}
 	}
 }
 
@@ -109,6 +146,9 @@ func updateProgress(s *state, kids *children) {
 	}
 	launcherRunning := l != nil && (kids.launcherRunning || ptr.Deref(l.Status.Ready, 0) > 0)
 	if launcherRunning && kids.allWorkers(int(job.Workers()), isRunning) {
+		if !isTrue(s.status, kubeflow.JobRunning) {
+			s.startup = startupOf(s, kids)
+		}
 		msg := fmt.Sprintf("MPIJob %s is running.", name)
 		setCondition(s.status, kubeflow.JobRunning, corev1.ConditionTrue, ReasonRunning, msg, s.now)
 		setFalseIfPresent(s.status, kubeflow.JobRestarting, ReasonRunning, msg, s.now)

@@ -59,6 +59,9 @@ type state struct {
 	// failedLog is the end of the failed launcher's log, for the event
 	// of the Failed transition.
 	failedLog logExcerpt
+	// startup is how the attempt started, for the metrics of the
+	// Running transition; nil unless this reconcile sets Running.
+	startup *startup
 }
 
 // requeueAfter asks for another reconcile no later than d from now.
@@ -223,7 +226,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	updateProgress(s, kids)
 	s.holdCounts = kids.launcher != nil && isJobFinishing(kids.launcher)
 	if isFinished(s.status) {
-		return r.cleanupPods(ctx, s.job, kids)
+		return r.cleanupPods(ctx, s, kids)
 	}
 	return nil
 }
@@ -254,25 +257,26 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *state, observed *kubefl
 	}
 	r.mem.writtenOver.Store(jobKey(job), over)
 	r.mem.statusPace.wrote(jobKey(job), now.Time, countsOnly)
-	r.announce(ctx, job, transitions(observed, computed), s.failedLog)
+	r.announce(ctx, job, transitions(observed, computed), s)
+	recordLauncherAttempts(job.Namespace, observed, computed)
 	return nil
 }
 
 // announce emits an event and updates the metrics for each transition.
 // It runs only after the status write succeeded, so a conflict never
 // double-counts.
-func (r *Reconciler) announce(ctx context.Context, job *kubeflow.MPIJob, ts []transition, failedLog logExcerpt) {
+func (r *Reconciler) announce(ctx context.Context, job *kubeflow.MPIJob, ts []transition, s *state) {
 	log := ctrl.LoggerFrom(ctx)
 	for _, t := range ts {
 		eventType, note := corev1.EventTypeNormal, t.Message
 		if t.Type == kubeflow.JobFailed {
-			eventType, note = corev1.EventTypeWarning, failedLog.appendTo(t.Message)
+			eventType, note = corev1.EventTypeWarning, s.failedLog.appendTo(t.Message)
 		}
 		log.Info("MPIJob condition changed", "mpijob", klog.KObj(job), "condition", t.Type, "reason", t.Reason, "resumed", t.Resumed)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(job, nil, eventType, t.Reason, string(t.Type), "%s", note)
 		}
-		recordTransition(job, t, r.Clock.Now())
+		recordTransition(job, t, s.startup)
 	}
 }
 

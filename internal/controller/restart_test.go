@@ -23,8 +23,13 @@ import (
 // limit) started at the fixture's clock and whose launcher Pod runs.
 func runningJob(t *testing.T, limit int32) (*fixture, *kubeflow.MPIJob, time.Time) {
 	t.Helper()
-	job := testjob.MakeMPIJob("pi", "ns").Workers(2).Obj()
-	job.Spec.RunPolicy.BackoffLimit = ptr.To(limit)
+	return running(t, testjob.MakeMPIJob("pi", "ns").Workers(2).BackoffLimit(limit).Obj())
+}
+
+// running is job (named pi, in ns, with two workers) made and Running:
+// its launcher Job started at the fixture's clock and its Pod runs.
+func running(t *testing.T, job *kubeflow.MPIJob) (*fixture, *kubeflow.MPIJob, time.Time) {
+	t.Helper()
 	f := newFixture(t, interceptor.Funcs{}, job)
 	f.reconcile(t, job)
 	start := f.clock.Now()

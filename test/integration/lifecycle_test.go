@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
@@ -102,6 +104,61 @@ func TestRunningThenSucceededCleansPods(t *testing.T) {
 	}
 	waitWorkers(t, job, 0)
 	waitEvents(t, job, "MPIJobCreated", "MPIJobRunning", "MPIJobSucceeded")
+	// The workers it deleted are not active (kubectl get mpijob showed
+	// RUNNING 2 on a Succeeded job), nor is the finished launcher.
+	got, err := getJob(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rt, rs := range got.Status.ReplicaStatuses {
+		if rs.Active != 0 {
+			t.Errorf("%s active = %d on the finished job, want 0", rt, rs.Active)
+		}
+	}
+	// The controller runs in this process: its metrics are in the
+	// registry. Each startup phase was observed once for the namespace.
+	for _, phase := range []string{"workers_created", "workers_running", "launcher_running"} {
+		m := gathered(t, "mpi_operator_job_startup_phase_seconds", map[string]string{"namespace": ns, "phase": phase})
+		if n := m.GetHistogram().GetSampleCount(); n != 1 {
+			t.Errorf("startup phase %s observed %d times in %s, want 1", phase, n, ns)
+		}
+	}
+	byNS := map[string]string{"namespace": ns}
+	if v := gathered(t, "mpi_operator_namespace_jobs_successful_total", byNS).GetCounter().GetValue(); v != 1 {
+		t.Errorf("mpi_operator_namespace_jobs_successful_total{namespace=%s} = %v, want 1", ns, v)
+	}
+	if n := gathered(t, "mpi_operator_job_duration_seconds", map[string]string{"namespace": ns, "outcome": "succeeded"}).GetHistogram().GetSampleCount(); n != 1 {
+		t.Errorf("job duration observed %d times in %s, want 1", n, ns)
+	}
+}
+
+// gathered returns the series of a metric of the in-process controller
+// whose labels include want, or nil.
+func gathered(t *testing.T, name string, want map[string]string) *dto.Metric {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if have[k] != v {
+					continue next
+				}
+			}
+			return m
+		}
+	}
+	return nil
 }
 
 // waitEvents waits until the job has an event of each reason, emitted by
