@@ -20,6 +20,10 @@ type Failure struct {
 	Condition string `json:"condition,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// Cause is the latest restart's cause from the operator's restart
+	// annotation, when Condition is Restarting: the condition's message
+	// no longer says it once the job runs again.
+	Cause string `json:"cause,omitempty"`
 	// Role is worker or launcher.
 	Role string `json:"role,omitempty"`
 	// Pod is the Pod that failed.
@@ -55,11 +59,16 @@ func LastFailure(job *kubeflow.MPIJob, workers, launcherPods []corev1.Pod) *Fail
 	if cond != nil {
 		f.Condition, f.Reason, f.Message = string(cond.Type), cond.Reason, cond.Message
 		f.Time = new(cond.LastTransitionTime)
+		if cond.Type == kubeflow.JobRestarting {
+			f.Cause = restartOf(job).Cause
+		}
 	}
 
 	named := ""
-	if m := podInMessage.FindStringSubmatch(f.Message); m != nil {
-		named = m[1]
+	for _, text := range []string{f.Message, f.Cause} {
+		if m := podInMessage.FindStringSubmatch(text); m != nil && named == "" {
+			named = m[1]
+		}
 	}
 	var failed *corev1.Pod
 	var how *Termination
