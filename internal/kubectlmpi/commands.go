@@ -155,7 +155,9 @@ func (p *plugin) logsCommand() *cobra.Command {
 				return err
 			}
 			if len(launchers) > 1 && !opts.AllAttempts {
-				fmt.Fprintf(p.Streams.ErrOut, "The launcher ran %d times; this is the latest. --all-attempts prints every one.\n", len(launchers))
+				if _, err := fmt.Fprintf(p.Streams.ErrOut, "The launcher ran %d times; this is the latest. --all-attempts prints every one.\n", len(launchers)); err != nil {
+					return err
+				}
 			}
 			if err := WriteLogs(cmd.Context(), p.Streams.Out, src, launchers, opts); err != nil {
 				return fmt.Errorf("MPIJob %s/%s: %w", ns, job.Name, err)

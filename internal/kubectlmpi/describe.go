@@ -106,83 +106,87 @@ func Describe(o Objects) Description {
 // WriteDescription prints a description as plain text.
 func WriteDescription(w io.Writer, d *Description, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "Name:\t%s\n", d.Name)
-	fmt.Fprintf(tw, "Namespace:\t%s\n", d.Namespace)
-	fmt.Fprintf(tw, "Phase:\t%s\n", d.Phase)
-	fmt.Fprintf(tw, "Workers:\t%d/%d running\n", d.WorkersRunning, d.Workers)
-	fmt.Fprintf(tw, "Restarts:\t%d\n", d.Restarts)
-	fmt.Fprintf(tw, "Age:\t%s\n", age(d.CreationTimestamp, now))
+	out := &printer{w: tw}
+	out.printf("Name:\t%s\n", d.Name)
+	out.printf("Namespace:\t%s\n", d.Namespace)
+	out.printf("Phase:\t%s\n", d.Phase)
+	out.printf("Workers:\t%d/%d running\n", d.WorkersRunning, d.Workers)
+	out.printf("Restarts:\t%d\n", d.Restarts)
+	out.printf("Age:\t%s\n", age(d.CreationTimestamp, now))
 
-	fmt.Fprintln(tw, "\nConditions:")
+	out.println("\nConditions:")
 	if len(d.Conditions) == 0 {
-		fmt.Fprintln(tw, "  <none>")
+		out.println("  <none>")
 	} else {
-		fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE")
+		out.println("  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE")
 		for _, c := range d.Conditions {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, age(c.LastTransitionTime, now), oneLine(c.Message))
+			out.printf("  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, age(c.LastTransitionTime, now), oneLine(c.Message))
 		}
 	}
 
-	fmt.Fprintln(tw, "\nStartup:")
-	fmt.Fprintln(tw, "  STEP\tTIME\tAFTER CREATION")
+	out.println("\nStartup:")
+	out.println("  STEP\tTIME\tAFTER CREATION")
 	for _, s := range d.Startup {
 		at, after := "-", "-"
 		if s.Time != nil {
 			at = s.Time.UTC().Format(time.RFC3339)
 			after = s.SinceCreated.Duration.String()
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Phase, at, after)
+		out.printf("  %s\t%s\t%s\n", s.Phase, at, after)
 	}
 
-	fmt.Fprintln(tw, "\nWorkers:")
-	writePods(tw, "NAME", d.WorkerPods)
+	out.println("\nWorkers:")
+	writePods(out, "NAME", d.WorkerPods)
 
-	fmt.Fprintf(tw, "\nLauncher: Job %s", d.Launcher.Job)
+	out.printf("\nLauncher: Job %s", d.Launcher.Job)
 	if d.Launcher.Exists {
-		fmt.Fprintf(tw, " (active %d, succeeded %d, failed %d)\n", d.Launcher.Active, d.Launcher.Succeeded, d.Launcher.Failed)
+		out.printf(" (active %d, succeeded %d, failed %d)\n", d.Launcher.Active, d.Launcher.Succeeded, d.Launcher.Failed)
 	} else {
-		fmt.Fprintln(tw, " (not created)")
+		out.println(" (not created)")
 	}
-	writePods(tw, "ATTEMPT", d.Launcher.Attempts)
+	writePods(out, "ATTEMPT", d.Launcher.Attempts)
 
-	fmt.Fprintln(tw, "\nLast failure:")
+	out.println("\nLast failure:")
 	if f := d.LastFailure; f == nil {
-		fmt.Fprintln(tw, "  <none>")
+		out.println("  <none>")
 	} else {
 		if f.Pod != "" {
-			fmt.Fprintf(tw, "  Pod:\t%s (%s)\n", f.Pod, cmp.Or(f.Role, "unknown role"))
+			out.printf("  Pod:\t%s (%s)\n", f.Pod, cmp.Or(f.Role, "unknown role"))
 		}
 		if f.ExitCode != nil {
-			fmt.Fprintf(tw, "  Exit:\tcontainer %s exited with code %d (%s)\n", f.Container, *f.ExitCode, cmp.Or(f.ExitReason, "no reason"))
+			out.printf("  Exit:\tcontainer %s exited with code %d (%s)\n", f.Container, *f.ExitCode, cmp.Or(f.ExitReason, "no reason"))
 		} else if f.ExitReason != "" {
-			fmt.Fprintf(tw, "  Exit:\t%s\n", f.ExitReason)
+			out.printf("  Exit:\t%s\n", f.ExitReason)
 		}
 		if f.Time != nil {
-			fmt.Fprintf(tw, "  At:\t%s\n", f.Time.UTC().Format(time.RFC3339))
+			out.printf("  At:\t%s\n", f.Time.UTC().Format(time.RFC3339))
 		}
 		if f.Condition != "" {
-			fmt.Fprintf(tw, "  Condition:\t%s (%s): %s\n", f.Condition, f.Reason, oneLine(f.Message))
+			out.printf("  Condition:\t%s (%s): %s\n", f.Condition, f.Reason, oneLine(f.Message))
 		}
 	}
 
-	fmt.Fprintln(tw, "\nEvents:")
+	out.println("\nEvents:")
 	if len(d.Events) == 0 {
-		fmt.Fprintln(tw, "  <none>")
+		out.println("  <none>")
 	} else {
-		fmt.Fprintln(tw, "  TYPE\tREASON\tAGE\tCOUNT\tMESSAGE")
+		out.println("  TYPE\tREASON\tAGE\tCOUNT\tMESSAGE")
 		for _, e := range d.Events {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\n", e.Type, e.Reason, age(e.LastSeen, now), e.Count, oneLine(e.Message))
+			out.printf("  %s\t%s\t%s\t%d\t%s\n", e.Type, e.Reason, age(e.LastSeen, now), e.Count, oneLine(e.Message))
 		}
+	}
+	if out.err != nil {
+		return out.err
 	}
 	return tw.Flush()
 }
 
-func writePods(w io.Writer, first string, pods []PodState) {
+func writePods(out *printer, first string, pods []PodState) {
 	if len(pods) == 0 {
-		fmt.Fprintln(w, "  <none>")
+		out.println("  <none>")
 		return
 	}
-	fmt.Fprintf(w, "  %s\tPHASE\tREADY\tRESTARTS\tNODE\tLAST EXIT\n", first)
+	out.printf("  %s\tPHASE\tREADY\tRESTARTS\tNODE\tLAST EXIT\n", first)
 	for _, p := range pods {
 		phase := p.Phase
 		if p.Terminating {
@@ -192,7 +196,7 @@ func writePods(w io.Writer, first string, pods []PodState) {
 		if t := p.LastTermination; t != nil {
 			exit = fmt.Sprintf("%d (%s)", t.ExitCode, cmp.Or(t.Reason, "no reason"))
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%t\t%d\t%s\t%s\n", p.Name, cmp.Or(phase, "Unknown"), p.Ready, p.Restarts, cmp.Or(p.Node, "-"), exit)
+		out.printf("  %s\t%s\t%t\t%d\t%s\t%s\n", p.Name, cmp.Or(phase, "Unknown"), p.Ready, p.Restarts, cmp.Or(p.Node, "-"), exit)
 	}
 }
 

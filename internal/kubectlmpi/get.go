@@ -1,7 +1,6 @@
 package kubectlmpi
 
 import (
-	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
@@ -53,15 +52,19 @@ func Summarize(job *kubeflow.MPIJob, workers []corev1.Pod) JobSummary {
 // only for allNamespaces, ages counted to now.
 func WriteTable(w io.Writer, jobs []JobSummary, allNamespaces bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	out := &printer{w: tw}
 	if allNamespaces {
-		fmt.Fprint(tw, "NAMESPACE\t")
+		out.printf("NAMESPACE\t")
 	}
-	fmt.Fprintln(tw, "NAME\tPHASE\tWORKERS\tRESTARTS\tAGE")
+	out.println("NAME\tPHASE\tWORKERS\tRESTARTS\tAGE")
 	for _, j := range jobs {
 		if allNamespaces {
-			fmt.Fprintf(tw, "%s\t", j.Namespace)
+			out.printf("%s\t", j.Namespace)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%s\n", j.Name, j.Phase, j.WorkersRunning, j.Workers, j.Restarts, age(j.CreationTimestamp, now))
+		out.printf("%s\t%s\t%d/%d\t%d\t%s\n", j.Name, j.Phase, j.WorkersRunning, j.Workers, j.Restarts, age(j.CreationTimestamp, now))
+	}
+	if out.err != nil {
+		return out.err
 	}
 	return tw.Flush()
 }

@@ -101,23 +101,24 @@ func WriteLogs(ctx context.Context, w io.Writer, src LogSource, launcherPods []c
 	if len(parts) == 0 {
 		return fmt.Errorf("the launcher has no Pod yet")
 	}
+	out := &printer{w: w}
 	for i, part := range parts {
 		last := i == len(parts)-1
 		if part.header != "" {
 			if i > 0 {
-				fmt.Fprintln(w)
+				out.println()
 			}
-			fmt.Fprintln(w, part.header)
+			out.println(part.header)
 		}
 		err := copyLog(ctx, w, src, part, opts.Follow && last)
 		if err != nil && last {
 			return err
 		}
 		if err != nil {
-			fmt.Fprintf(w, "(log unavailable: %v)\n", err)
+			out.printf("(log unavailable: %v)\n", err)
 		}
 	}
-	return nil
+	return out.err
 }
 
 func copyLog(ctx context.Context, w io.Writer, src LogSource, part logPart, follow bool) error {

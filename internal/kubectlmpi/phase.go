@@ -48,12 +48,6 @@ func Phase(job *kubeflow.MPIJob) string {
 	return string(best.Type)
 }
 
-// isFinished reports whether the job succeeded or failed.
-func isFinished(job *kubeflow.MPIJob) bool {
-	p := Phase(job)
-	return p == string(kubeflow.JobSucceeded) || p == string(kubeflow.JobFailed)
-}
-
 // AnnotationRestart is the annotation where the operator records the
 // job's latest whole-job restart (internal/controller/durable.go). It is
 // repeated here rather than imported so the plugin does not link the

@@ -130,7 +130,8 @@ func listWatch(c client.WithWatch, list client.ObjectList, opts ...client.ListOp
 }
 
 // lineWriter shows a progress line: rewritten in place on a terminal, one
-// line per change elsewhere (a log, a pipe).
+// line per change elsewhere (a log, a pipe). A line that cannot be
+// written is dropped: the watch's outcome is its exit status.
 type lineWriter struct {
 	w       io.Writer
 	tty     bool
@@ -144,16 +145,16 @@ func newLineWriter(w io.Writer) *lineWriter {
 
 func (l *lineWriter) show(line string) {
 	if !l.tty {
-		fmt.Fprintln(l.w, line)
+		_, _ = fmt.Fprintln(l.w, line)
 		return
 	}
-	fmt.Fprintf(l.w, "\r\033[K%s", line)
+	_, _ = fmt.Fprintf(l.w, "\r\033[K%s", line)
 	l.pending = true
 }
 
 func (l *lineWriter) finish() {
 	if l.pending {
-		fmt.Fprintln(l.w)
+		_, _ = fmt.Fprintln(l.w)
 		l.pending = false
 	}
 }
