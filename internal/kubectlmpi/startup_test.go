@@ -53,6 +53,14 @@ func TestStartupPhases(t *testing.T) {
 				StepWorkersReady: -1, StepLauncherPod: -1, StepLauncherRunning: -1, StepRunningCondition: -1, StepFinishedCondition: -1,
 			},
 		},
+		"one worker Pod of two: the all-workers steps wait for the other": {
+			job:     j,
+			workers: pods(tp.Worker(j, 0).Created(at(1)).Scheduled("n1", at(2)).Running(at(4)).Ready(at(5)).Obj()),
+			want: map[string]int{
+				StepJobCreated: 0, StepFirstWorkerPod: 1, StepAllWorkerPods: -1, StepWorkersScheduled: -1, StepWorkersRunning: -1,
+				StepWorkersReady: -1, StepLauncherPod: -1, StepLauncherRunning: -1, StepRunningCondition: -1, StepFinishedCondition: -1,
+			},
+		},
 		"running: each step at its last worker, the first launcher attempt": {
 			job: job(2, cond(kubeflow.JobCreated, T, 0, "", ""), cond(kubeflow.JobRunning, T, 12, "", "")),
 			workers: pods(

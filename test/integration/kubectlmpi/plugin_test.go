@@ -37,7 +37,9 @@ func TestGetShowsPhaseWorkersAndRestarts(t *testing.T) {
 	createJob(t, other, "elsewhere", 1, nil, condition(kubeflow.JobCreated, T, "", ""))
 
 	t.Run("table", func(t *testing.T) {
-		got := rows(mpi(t, "get", "-n", ns))
+		out := mpi(t, "get", "-n", ns)
+		t.Logf("kubectl mpi get:\n%s", out)
+		got := rows(out)
 		want := [][]string{
 			{"NAME", "PHASE", "WORKERS", "RESTARTS", "AGE"},
 			{"pi", "Running", "1/2", "1"},
@@ -114,6 +116,7 @@ func TestDescribeNamesTheFailedWorkerAndExitCode(t *testing.T) {
 
 	t.Run("text", func(t *testing.T) {
 		out := mpi(t, "describe", "pi", "-n", ns)
+		t.Logf("kubectl mpi describe pi:\n%s", out)
 		for _, want := range [][]string{
 			{"Phase:", "Failed"},
 			{"Workers:", "1/3", "running"},

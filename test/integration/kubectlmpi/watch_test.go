@@ -55,6 +55,7 @@ func TestWatchEndsWhenTheLauncherRuns(t *testing.T) {
 		t.Fatalf("watch: %v\n%s", err, out.String())
 	}
 
+	t.Logf("kubectl mpi watch pi:\n%s", out.String())
 	// Each change printed once, in order (not on a terminal: one line
 	// per change).
 	var got []string
