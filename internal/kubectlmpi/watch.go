@@ -51,6 +51,14 @@ func (p *plugin) watchCommand() *cobra.Command {
 // progress line whenever it changes, until the launcher runs or the job
 // ends (nil; an error for a failed job) or ctx ends.
 func watchProgress(ctx context.Context, c client.WithWatch, namespace, name string, out *lineWriter, now func() time.Time) error {
+	// An informer retries a refused list until its context ends: read once
+	// first, so a missing job or a missing permission fails at once.
+	if _, err := getJob(ctx, c, namespace, name); err != nil {
+		return err
+	}
+	if err := c.List(ctx, &corev1.PodList{}, client.InNamespace(namespace), client.Limit(1)); err != nil {
+		return fmt.Errorf("listing Pods in %s: %w", namespace, err)
+	}
 	jobs := toolscache.NewSharedIndexInformer(listWatch(c, &kubeflow.MPIJobList{},
 		client.InNamespace(namespace), client.MatchingFields{"metadata.name": name}), &kubeflow.MPIJob{}, 0, nil)
 	pods := toolscache.NewSharedIndexInformer(listWatch(c, &corev1.PodList{},

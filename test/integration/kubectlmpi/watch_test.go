@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -97,7 +98,7 @@ func TestWatchGivesUpAtItsTimeout(t *testing.T) {
 func TestWatchOfAMissingJob(t *testing.T) {
 	ns := newNamespace(t)
 	var out syncBuffer
-	if err := <-startWatch(t, &out, "nothere", "-n", ns); err == nil || !strings.Contains(err.Error(), "not found") {
+	if err := <-startWatch(t, &out, "nothere", "-n", ns); err == nil || !apierrors.IsNotFound(err) {
 		t.Errorf("watch of a missing job: error %v, want not found", err)
 	}
 }
