@@ -34,6 +34,7 @@ metricsdoc: ## docs/metrics.md from the registered metrics
 .PHONY: build
 build:
 	go build -o $(BIN)/mpi-operator ./cmd/mpi-operator
+	go build -o $(BIN)/kubectl-mpi ./cmd/kubectl-mpi
 
 # The integration tests run a real kube-apiserver and etcd, built from the
 # Go module proxy by hack/build-k8s.sh and cached outside the clone.
