@@ -5,8 +5,9 @@
 #
 # usage: hack/deploy.sh install [IMAGE]    IMAGE: registry/mpi-operator:tag
 #        hack/deploy.sh uninstall
-# env:   HELM       a helm (v3.8+ or v4) binary; default: helm on PATH. With
-#                   none, config/default is applied with kubectl.
+# env:   HELM       a helm v4 binary (for its server-side apply flags);
+#                   default: helm on PATH. With none, config/default is
+#                   applied with kubectl.
 #        HELM_ARGS  more arguments for helm upgrade --install (-f values.yaml)
 #        KUBECTL    default kubectl
 #        NAMESPACE  default mpi-operator (helm only: config/default's is
