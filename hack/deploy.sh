@@ -36,15 +36,19 @@ install_helm() {
     --take-ownership --server-side=true --force-conflicts "${args[@]}" ${HELM_ARGS:-} >/dev/null
 }
 
+# overlay is install_kubectl's throwaway kustomization, removed on exit.
+overlay=""
+trap '[ -z "$overlay" ] || rm -rf "$overlay"' EXIT
+
 install_kubectl() {
   local image=$1 dir=$repo/config/default
   if [ -n "$image" ]; then
     # kustomize's images: transformer, in a throwaway overlay inside the
     # repository (kustomize loads other kustomizations by relative path).
-    dir=$(mktemp -d "$repo/.deploy-XXXXXX")
-    trap 'rm -rf "$dir"' EXIT
+    overlay=$(mktemp -d "$repo/.deploy-XXXXXX")
     printf 'resources:\n- ../config/default\nimages:\n- name: mpi-operator\n  newName: %s\n  newTag: %s\n' \
-      "${image%:*}" "${image##*:}" > "$dir/kustomization.yaml"
+      "${image%:*}" "${image##*:}" > "$overlay/kustomization.yaml"
+    dir=$overlay
   fi
   "$KUBECTL" apply --server-side --force-conflicts -k "$dir" >/dev/null
 }
