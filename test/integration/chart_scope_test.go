@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -21,6 +22,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
+	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 	"github.com/mpi-operator/mpi-operator/test/internal/chartrender"
 )
 
@@ -104,7 +106,16 @@ func TestChartNamespacedScopeRunsJobsInItsNamespaces(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		err := <-exited
+		var err error
+		select {
+		case err = <-exited:
+		case <-time.After(envtestutil.Timeout):
+			// Seen when its RBAC is short: the cache never syncs and
+			// the process did not stop on SIGINT (minutes).
+			t.Errorf("the binary did not stop within %s of SIGINT; killed", envtestutil.Timeout)
+			_ = cmd.Process.Kill()
+			err = <-exited
+		}
 		if t.Failed() {
 			t.Logf("operator's output (exit: %v):\n%s", err, logs.String())
 		}
