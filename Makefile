@@ -24,6 +24,15 @@ manifests: $(CONTROLLER_GEN) ## CRD and RBAC under config/
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=mpi-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
 	hack/gang-crds.sh $(CONTROLLER_GEN) test/integration/gang/testdata/crds
+	$(MAKE) chart-sync
+
+# The chart carries copies of the generated CRD (Helm installs crds/ before
+# the templates) and RBAC (its templates read the rules from files/), since
+# Helm reads nothing outside the chart's folder.
+.PHONY: chart-sync
+chart-sync:
+	cp config/crd/bases/kubeflow.org_mpijobs.yaml charts/mpi-operator/crds/
+	cp config/rbac/role.yaml charts/mpi-operator/files/role.yaml
 
 # docs/metrics.md lists the metrics the operator registers, read from the
 # collectors themselves (hack/metricsdoc).
@@ -64,7 +73,7 @@ fuzz: ## fuzz the reconciler and the builders, FUZZTIME (30s) each
 verify: generate manifests metricsdoc lint ## gofmt, go vet, golangci-lint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet -tags e2e ./...
-	@git diff --exit-code -- api config test/integration/gang/testdata docs/metrics.md || { echo "generated code is stale: run make generate manifests metricsdoc and commit"; exit 1; }
+	@git diff --exit-code -- api config charts test/integration/gang/testdata docs/metrics.md || { echo "generated code is stale: run make generate manifests metricsdoc and commit"; exit 1; }
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (v2, pinned in hack/tools/golangci-lint)
@@ -94,6 +103,19 @@ kueue-down: ## stop Kueue and remove its queues and webhooks (cluster-down does 
 .PHONY: test-e2e
 test-e2e: kueue-up ## real MPI jobs on the local cluster, some queued by Kueue
 	KUBECONFIG=$$(hack/cluster/kubeconfig.sh) E2E_REQUIRE_KUEUE=1 go test -count=1 -tags e2e -timeout 45m -v ./test/e2e/
+
+# Installs the operator into the current kubeconfig context (never done by
+# make demo, which uses its own cluster). IMG names an image your cluster
+# can pull (build/Dockerfile builds it); with the helm CLI on PATH the
+# chart is installed as a release, else config/default with kubectl.
+IMG ?=
+.PHONY: deploy
+deploy: ## install the operator into the current kubeconfig context (IMG=registry/mpi-operator:tag)
+	hack/deploy.sh install $(IMG)
+
+.PHONY: undeploy
+undeploy: ## remove what make deploy installed (the CRD, and so every MPIJob, too)
+	hack/deploy.sh uninstall
 
 .PHONY: demo
 demo: ## from a bare machine: cluster up, run the pi MPIJob, print its output

@@ -387,9 +387,16 @@ forget_stopped_kueue() {
     -l mpi-operator.kubeflow.org/local-kueue --ignore-not-found >/dev/null
 }
 
+# deploy_operator installs the operator from the chart, as a user's
+# `helm install` would (hack/deploy.sh, also make deploy's), with the local
+# cluster's values (hack/cluster/operator-values.yaml).
 deploy_operator() {
-  step "deploying the operator (CRD, RBAC, Deployment)"
-  kctl apply --server-side --force-conflicts -k "$REPO/hack/cluster/operator" >/dev/null
+  step "helm (built once from the Go module proxy, a few minutes cold)"
+  local helm
+  helm=$("$REPO/hack/build-helm.sh")
+  step "deploying the operator from charts/mpi-operator (CRD, RBAC, Deployment)"
+  HELM=$helm KUBECTL="$DIR/bin/kubectl" KUBECONFIG="$DIR/admin.conf" WAIT=0 \
+    HELM_ARGS="-f $REPO/hack/cluster/operator-values.yaml" "$REPO/hack/deploy.sh" install
   # The image tag stays "e2e": a new build needs a new rollout.
   # A new kubelet has lost the old Pod's container, whatever its stale
   # status says.

@@ -41,6 +41,8 @@ var (
 	operatorKubeconfig []byte
 	// operatorLeaseNamespaces are where config/rbac lets it hold a Lease.
 	operatorLeaseNamespaces []string
+	// testEnv is the suite's API server, for tests that add users.
+	testEnv *envtest.Environment
 )
 
 func TestMain(m *testing.M) {
@@ -65,6 +67,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	testEnv = env
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting kube-apiserver and etcd:", err)
 		return 1

@@ -1,0 +1,87 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// piLine is a line of /opt/mpi/pi's output (examples/local/pi.yaml).
+var piLine = regexp.MustCompile(`^rank (\d+) of 2 on (\S+)$`)
+
+// TestChartInstalledOperatorRunsPi: hack/cluster/up.sh installs the
+// operator as a Helm release of charts/mpi-operator (hack/deploy.sh with
+// hack/cluster/operator-values.yaml), and its leader runs the pi example
+// that make demo runs, its ranks on the two workers.
+func TestChartInstalledOperatorRunsPi(t *testing.T) {
+	ctx := context.Background()
+	raw, err := os.ReadFile("../../charts/mpi-operator/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct{ Name, Version string }
+	if err := yaml.Unmarshal(raw, &chart); err != nil {
+		t.Fatal(err)
+	}
+	wantChart := chart.Name + "-" + chart.Version
+
+	d := &appsv1.Deployment{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: operatorName}, d); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Labels["helm.sh/chart"]; got != wantChart {
+		t.Fatalf("the operator's Deployment has helm.sh/chart %q, want %q: not installed from charts/mpi-operator", got, wantChart)
+	}
+	// A release Secret: helm installed it, rather than kubectl applying
+	// helm template's output.
+	secrets := &corev1.SecretList{}
+	if err := k8s.List(ctx, secrets, client.InNamespace(operatorNamespace),
+		client.MatchingLabels{"owner": "helm", "name": "mpi-operator", "status": "deployed"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 1 {
+		t.Errorf("%d deployed Helm releases named mpi-operator, want 1", len(secrets.Items))
+	}
+	replicas := readyOperatorPods(t)
+	leader := leaderPod(t, func(holder string) bool { return replicas[holder] })
+	pod := &corev1.Pod{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: leader}, pod); err != nil {
+		t.Fatal(err)
+	}
+	if got := pod.Labels["helm.sh/chart"]; got != wantChart {
+		t.Errorf("the leader %s has helm.sh/chart %q, want %q", leader, got, wantChart)
+	}
+	t.Logf("leader %s of the release's Deployment (%s, image %s)", leader, wantChart, pod.Spec.Containers[0].Image)
+
+	doc, err := os.ReadFile("../../examples/local/pi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := createRaw(t, newNamespace(t), doc, "application/yaml")
+	got := waitFinished(t, job)
+	out := launcherLogs(t, job)
+	if !isTrue(got, kubeflow.JobSucceeded) {
+		t.Fatalf("pi did not succeed: %+v\nlauncher output:\n%s", condition(got, kubeflow.JobFailed), out)
+	}
+	hosts := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if m := piLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			hosts[m[2]] = true
+		}
+	}
+	if !hosts["pi-worker-0"] || !hosts["pi-worker-1"] || len(hosts) != 2 || !strings.Contains(out, "pi is approximately 3.14") {
+		t.Errorf("want one rank on each of pi-worker-0 and pi-worker-1 and pi, got ranks on %v:\n%s", hosts, out)
+	}
+	t.Logf("launcher output:\n%s", out)
+}
