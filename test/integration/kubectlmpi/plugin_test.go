@@ -113,6 +113,9 @@ func TestDescribeNamesTheFailedWorkerAndExitCode(t *testing.T) {
 		corev1.EventTypeWarning, "WorkerFailed", msg)
 	createEvent(t, job.Namespace, "someone-else.1", corev1.ObjectReference{Kind: "Pod", Name: "pi-worker-1", Namespace: ns, UID: "not-the-job"},
 		corev1.EventTypeNormal, "Pulled", "not the MPIJob's event")
+	// An MPIJob of the same name deleted earlier: its events are not this one's.
+	createEvent(t, job.Namespace, "pi.0", corev1.ObjectReference{Kind: kubeflow.Kind, APIVersion: kubeflow.GroupVersion.String(), Name: "pi", Namespace: ns, UID: "an-earlier-pi"},
+		corev1.EventTypeWarning, "MPIJobFailed", "not the MPIJob's event")
 
 	t.Run("text", func(t *testing.T) {
 		out := mpi(t, "describe", "pi", "-n", ns)
