@@ -57,18 +57,23 @@ func validateTemplate(job *kubeflow.MPIJob, role kubeflow.MPIReplicaType, spec *
 	var errs field.ErrorList
 	launcher := role == kubeflow.MPIReplicaTypeLauncher
 	for i, v := range spec.Volumes {
-		if v.Name == sshVolumeName || (launcher && v.Name == configVolumeName) {
+		// Every Pod gets both: workers mount known_hosts and ssh_config
+		// from the job's ConfigMap (addSSHClientConfig).
+		if v.Name == sshVolumeName || v.Name == configVolumeName {
 			errs = append(errs, field.Invalid(p.Child("volumes").Index(i).Child("name"), v.Name,
 				"is the name of a volume the operator adds"))
 		}
 	}
 	mounts := map[string]string{job.Spec.SSHAuthMountPath: "the job's SSH keys (spec.sshAuthMountPath)"}
-	if launcher {
-		mounts[ConfigMountPath] = "the hostfile"
-	}
 	for i, c := range spec.Containers {
 		for j, m := range c.VolumeMounts {
-			if what, ok := mounts[m.MountPath]; ok {
+			what, ok := mounts[m.MountPath]
+			if m.MountPath == ConfigMountPath && (launcher || i == 0) {
+				// The launcher's containers all get the hostfile there; a
+				// worker's first gets known_hosts and ssh_config.
+				what, ok = "the job's ConfigMap", true
+			}
+			if ok {
 				errs = append(errs, field.Invalid(p.Child("containers").Index(i).Child("volumeMounts").Index(j).Child("mountPath"),
 					m.MountPath, "is where the operator mounts "+what))
 			}

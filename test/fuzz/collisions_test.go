@@ -64,6 +64,21 @@ func TestTemplatesCollidingWithTheOperatorsAdditions(t *testing.T) {
 			},
 			field: "spec.mpiReplicaSpecs[Launcher].template.spec.volumes[0].name",
 		},
+		"a worker volume named mpi-job-config": {
+			// Workers mount known_hosts and ssh_config from the job's
+			// ConfigMap under that name (found by FuzzChildrenAreAdmitted).
+			edit: func(j *kubeflow.MPIJob) {
+				worker(j).Volumes = []corev1.Volume{{Name: "mpi-job-config", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			},
+			field: "spec.mpiReplicaSpecs[Worker].template.spec.volumes[0].name",
+		},
+		"a worker's first container mounts a volume at /etc/mpi": {
+			edit: func(j *kubeflow.MPIJob) {
+				worker(j).Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+				worker(j).Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/etc/mpi"}}
+			},
+			field: "spec.mpiReplicaSpecs[Worker].template.spec.containers[0].volumeMounts[0].mountPath",
+		},
 		"a launcher container named wait-for-workers": {
 			edit:  func(j *kubeflow.MPIJob) { launcher(j).Containers[0].Name = builder.WaitForWorkersContainer },
 			field: "spec.mpiReplicaSpecs[Launcher].template.spec.containers[0].name",
