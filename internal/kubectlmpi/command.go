@@ -102,3 +102,16 @@ func (p *plugin) namespace() (string, error) {
 	}
 	return ns, nil
 }
+
+// target is the client and the namespace a command works in.
+func (p *plugin) target() (client.WithWatch, string, error) {
+	c, err := p.client()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, err := p.namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	return c, ns, nil
+}

@@ -45,11 +45,7 @@ func (p *plugin) getCommand() *cobra.Command {
 // summaries reads the jobs to list: the one named, or every one of the
 // namespace (or of all namespaces), with their worker Pods in one list.
 func (p *plugin) summaries(ctx context.Context, args []string) ([]JobSummary, error) {
-	c, err := p.client()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := p.namespace()
+	c, ns, err := p.target()
 	if err != nil {
 		return nil, err
 	}
@@ -104,11 +100,7 @@ func (p *plugin) describeCommand() *cobra.Command {
 			if err := checkOutput(p.output); err != nil {
 				return err
 			}
-			c, err := p.client()
-			if err != nil {
-				return err
-			}
-			ns, err := p.namespace()
+			c, ns, err := p.target()
 			if err != nil {
 				return err
 			}
@@ -134,11 +126,7 @@ func (p *plugin) logsCommand() *cobra.Command {
 		Short: "Print the launcher's log (mpirun's output): the current attempt, or every one with --all-attempts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := p.client()
-			if err != nil {
-				return err
-			}
-			ns, err := p.namespace()
+			c, ns, err := p.target()
 			if err != nil {
 				return err
 			}
@@ -180,11 +168,7 @@ func (p *plugin) hostfileCommand() *cobra.Command {
 			if err := checkOutput(p.output); err != nil {
 				return err
 			}
-			c, err := p.client()
-			if err != nil {
-				return err
-			}
-			ns, err := p.namespace()
+			c, ns, err := p.target()
 			if err != nil {
 				return err
 			}

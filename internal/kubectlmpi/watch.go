@@ -30,11 +30,7 @@ func (p *plugin) watchCommand() *cobra.Command {
 		Short: "Show a live progress line (workers scheduled/running, launcher, phase) until the launcher runs or the job ends",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := p.client()
-			if err != nil {
-				return err
-			}
-			ns, err := p.namespace()
+			c, ns, err := p.target()
 			if err != nil {
 				return err
 			}
