@@ -2,16 +2,10 @@ package integration
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +16,6 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
-	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 	"github.com/mpi-operator/mpi-operator/test/internal/chartrender"
 )
 
@@ -73,16 +66,6 @@ func TestChartNamespacedScopeRunsJobsInItsNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "mpi-operator")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/mpi-operator").CombinedOutput(); err != nil {
-		t.Fatalf("building the operator: %v\n%s", err, out)
-	}
-	kubeconfigPath := filepath.Join(tmp, "kubeconfig")
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
 	// Both jobs are held off the in-process controller, so that only the
 	// binary can act on them.
 	const hold = "reconciled-by-the-binary"
@@ -95,48 +78,8 @@ func TestChartNamespacedScopeRunsJobsInItsNamespaces(t *testing.T) {
 	// mount and the ports are the Pod's own; here they are given.
 	args := append(append([]string{}, chartArgs...), "--leader-election-namespace="+release,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0")
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigPath)
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		var err error
-		select {
-		case err = <-exited:
-		case <-time.After(envtestutil.Timeout):
-			// Seen when its RBAC is short: the cache never syncs and
-			// the process did not stop on SIGINT (minutes).
-			t.Errorf("the binary did not stop within %s of SIGINT; killed", envtestutil.Timeout)
-			_ = cmd.Process.Kill()
-			err = <-exited
-		}
-		if t.Failed() {
-			t.Logf("operator's output (exit: %v):\n%s", err, logs.String())
-		}
-	})
-	eventually(t, "the binary holds the lease in the release's namespace", func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("the binary exited: %v\n%s", err, logs.String())
-		default:
-		}
-		lease := &coordinationv1.Lease{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: release, Name: "mpi-operator"}, lease); err != nil {
-			return false, err
-		}
-		holder := ""
-		if lease.Spec.HolderIdentity != nil {
-			holder = *lease.Spec.HolderIdentity
-		}
-		return holder != "", fmt.Errorf("lease held by %q", holder)
-	})
+	op := startOperatorBinary(t, kubeconfig, args, nil)
+	op.waitForLease(t, release)
 
 	untouched := createJob(t, testjob.MakeMPIJob("pi", other).Workers(2).Obj())
 	job := createJob(t, testjob.MakeMPIJob("pi", served).Workers(2).Obj())
@@ -160,7 +103,7 @@ func TestChartNamespacedScopeRunsJobsInItsNamespaces(t *testing.T) {
 	if len(pods.Items) != 0 {
 		t.Errorf("%d Pods in %s, a namespace the operator does not serve", len(pods.Items), other)
 	}
-	for _, line := range strings.Split(logs.String(), "\n") {
+	for _, line := range strings.Split(op.logs.String(), "\n") {
 		if strings.Contains(line, "forbidden") {
 			t.Errorf("a request was refused: %s", line)
 		}

@@ -3,8 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -13,11 +11,9 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -79,15 +75,6 @@ func TestUpstreamDeploymentStartsThisBinary(t *testing.T) {
 		t.Fatalf("upstream locks in %q, config/rbac's Role grants leases in %q only", lockNS, operatorLeaseNamespaces)
 	}
 
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "mpi-operator")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/mpi-operator").CombinedOutput(); err != nil {
-		t.Fatalf("building the operator: %v\n%s", err, out)
-	}
-	kubeconfig := filepath.Join(tmp, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, operatorKubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lockNS}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -104,49 +91,18 @@ func TestUpstreamDeploymentStartsThisBinary(t *testing.T) {
 	// would be the machine's, so the harness turns them off after
 	// upstream's arguments.
 	args := append(append([]string{}, c.Args...), "--metrics-bind-address=0", "--health-probe-bind-address=0")
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	var env []string
 	for _, e := range c.Env {
-		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		env = append(env, e.Name+"="+e.Value)
 	}
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		err := <-exited
-		if t.Failed() {
-			t.Logf("operator's output (exit: %v):\n%s", err, logs.String())
-		}
-	})
-
-	eventually(t, "the binary holds the lease in upstream's lock namespace", func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("the binary exited: %v\n%s", err, logs.String())
-		default:
-		}
-		lease := &coordinationv1.Lease{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: lockNS, Name: "mpi-operator"}, lease); err != nil {
-			return false, err
-		}
-		holder := ""
-		if lease.Spec.HolderIdentity != nil {
-			holder = *lease.Spec.HolderIdentity
-		}
-		return holder != "", fmt.Errorf("lease held by %q", holder)
-	})
+	op := startOperatorBinary(t, operatorKubeconfig, args, env)
+	op.waitForLease(t, lockNS)
 	job := createJob(t, testjob.MakeMPIJob("pi", ns).Workers(2).Obj())
 	waitWorkers(t, job, 2)
 	launcherJob(t, job)
 	waitCondition(t, job, kubeflow.JobCreated, corev1.ConditionTrue)
 	for _, want := range []string{"--lock-namespace (kubeflow/mpi-operator's) taken as --leader-election-namespace", "[-alsologtostderr] accepted and ignored"} {
-		if !strings.Contains(logs.String(), want) {
+		if !strings.Contains(op.logs.String(), want) {
 			t.Errorf("the binary's log does not say %q", want)
 		}
 	}
