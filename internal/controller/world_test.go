@@ -98,8 +98,11 @@ func makeWorld(job *kubeflow.MPIJob, data []byte) []client.Object {
 	}
 	opts := builder.Options{ClusterDomain: "cluster.local"}
 	// One index past the last worker: a surplus Pod left by a scale down.
+	// A job with no Worker replica spec (the launcher runs every rank) has
+	// no template to build one from.
+	_, hasWorkers := d.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker]
 	for i := range int(d.Workers()) + 1 {
-		if s.pick(3) == 0 {
+		if !hasWorkers || s.pick(3) == 0 {
 			continue
 		}
 		objs = append(objs, s.pod(builder.WorkerPod(d, i, opts), fmt.Sprintf("worker-%d", i)))
