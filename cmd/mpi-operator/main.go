@@ -137,9 +137,10 @@ func run(o options, up *upstreamFlags) error {
 			namespaces = append(namespaces, ns)
 		}
 	}
+	pods := &controller.PodStores{}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controller.CacheOptions(namespaces, gang.Kinds(gangScheduler)...),
+		Cache:                   controller.CacheOptions(namespaces, pods, gang.Kinds(gangScheduler)...),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
@@ -165,7 +166,7 @@ func run(o options, up *upstreamFlags) error {
 		APIReader:         mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             clock.RealClock{},
-		Expectations:      controller.NewExpectations(clock.RealClock{}),
+		Expectations:      controller.NewExpectations(clock.RealClock{}).ReadingFrom(pods),
 		Options:           builder.Options{ClusterDomain: o.clusterDomain, SearchDomain: o.searchDomain},
 		CreateParallelism: o.createParallelism,
 		Gang:              gangScheduler,

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 )
@@ -19,18 +20,30 @@ const expectationsTimeout = 5 * time.Minute
 // the controller create or delete a Pod twice.
 type Expectations struct {
 	clock clock.PassiveClock
-	mu    sync.Mutex
-	jobs  map[string]*expected
+	// readPast, when set, reports whether the cache has read the API's
+	// history up to a resourceVersion (PodStores.ReadPast).
+	readPast func(rv string) bool
+	mu       sync.Mutex
+	jobs     map[string]*expected
 }
 
 type expected struct {
 	creates, deletes sets.Set[string]
-	since            time.Time
+	// createdRV is the newest resourceVersion among the creates.
+	createdRV string
+	since     time.Time
 }
 
 // NewExpectations returns an empty store.
 func NewExpectations(c clock.PassiveClock) *Expectations {
 	return &Expectations{clock: c, jobs: map[string]*expected{}}
+}
+
+// ReadingFrom lets the expectations drop the creates a cache has read
+// past without reporting them (PodStores).
+func (e *Expectations) ReadingFrom(p *PodStores) *Expectations {
+	e.readPast = p.ReadPast
+	return e
 }
 
 func (e *Expectations) entry(job string) *expected {
@@ -50,7 +63,23 @@ func (e *Expectations) ExpectCreations(job string, pods ...string) {
 	e.entry(job).creates.Insert(pods...)
 }
 
-// ExpectDeletions records Pods about to be deleted.
+// Created records the resourceVersion the API server gave a Pod created
+// for the job.
+func (e *Expectations) Created(job, rv string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.jobs[job]
+	if !ok || rv == "" {
+		return
+	}
+	if c, err := resourceversion.CompareResourceVersion(rv, x.createdRV); x.createdRV == "" || (err == nil && c > 0) {
+		x.createdRV = rv
+	}
+}
+
+// ExpectDeletions records Pods about to be deleted. A deletion needs no
+// resourceVersion: the Pod was in the cache, and a relist reports it as
+// updated (terminating) or as deleted, so its event always comes.
 func (e *Expectations) ExpectDeletions(job string, pods ...string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -83,7 +112,17 @@ func (e *Expectations) Satisfied(job string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	x, ok := e.jobs[job]
-	if !ok || (x.creates.Len() == 0 && x.deletes.Len() == 0) {
+	if !ok {
+		return true
+	}
+	if x.creates.Len() > 0 && x.createdRV != "" && e.readPast != nil && e.readPast(x.createdRV) {
+		// The cache shows every Pod created, or shows it gone again: the
+		// events still awaited may never come (a relist skips a Pod
+		// created and deleted while the watch was down).
+		x.creates.Clear()
+		x.createdRV = ""
+	}
+	if x.creates.Len() == 0 && x.deletes.Len() == 0 {
 		return true
 	}
 	return e.clock.Since(x.since) > expectationsTimeout

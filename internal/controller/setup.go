@@ -33,8 +33,9 @@ import (
 // does not grow with the rest of the cluster. managedFields are
 // dropped, as nothing here reads them. namespaces limits the scope; empty
 // means all. groups are the gang scheduler's kinds (gang.Kinds), also
-// held only when labelled as ours.
-func CacheOptions(namespaces []string, groups ...client.Object) cache.Options {
+// held only when labelled as ours. pods, when set, keeps the Pod stores
+// for the expectations (PodStores).
+func CacheOptions(namespaces []string, pods *PodStores, groups ...client.Object) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{kubeflow.LabelOperatorName: kubeflow.OperatorName})
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -48,6 +49,9 @@ func CacheOptions(namespaces []string, groups ...client.Object) cache.Options {
 	}
 	for _, g := range groups {
 		opts.ByObject[g] = cache.ByObject{Label: ours}
+	}
+	if pods != nil {
+		opts.NewInformer = pods.NewInformer
 	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

@@ -48,6 +48,7 @@ func (r *Reconciler) createWorkers(ctx context.Context, job *kubeflow.MPIJob, in
 			r.Expectations.CreationObserved(key, pod.Name)
 			return err
 		}
+		r.Expectations.Created(key, pod.ResourceVersion)
 		return nil
 	})
 	for _, name := range names[done:] {

@@ -36,6 +36,8 @@ var (
 	testClock = clock.RealClock{}
 	// r is the controller under test.
 	r *controller.Reconciler
+	// podStores are the Pod stores of r's cache.
+	podStores = &controller.PodStores{}
 	// operatorKubeconfig is a kubeconfig of the operator's identity, for
 	// tests that run the operator's binary.
 	operatorKubeconfig []byte
@@ -90,7 +92,7 @@ func run(m *testing.M) int {
 	operatorLeaseNamespaces = operator.LeaseNamespaces()
 	mgr, err := ctrl.NewManager(operator.Config, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   controller.CacheOptions(nil),
+		Cache:   controller.CacheOptions(nil, podStores),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
@@ -102,7 +104,7 @@ func run(m *testing.M) int {
 		APIReader:         mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             testClock,
-		Expectations:      controller.NewExpectations(testClock),
+		Expectations:      controller.NewExpectations(testClock).ReadingFrom(podStores),
 		Options:           builder.Options{ClusterDomain: clusterDomain},
 		CreateParallelism: 50,
 		Logs:              controller.ClientsetLogs{Clientset: kubernetes.NewForConfigOrDie(operator.Config)},

@@ -139,9 +139,10 @@ func startOperator(ctx context.Context, cfg *rest.Config, mode, ns string) error
 	if err != nil {
 		return err
 	}
+	pods := &controller.PodStores{}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
-		Cache:   controller.CacheOptions([]string{ns}, gang.Kinds(g)...),
+		Cache:   controller.CacheOptions([]string{ns}, pods, gang.Kinds(g)...),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// One controller per mode in this process, all named mpijob.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -154,7 +155,7 @@ func startOperator(ctx context.Context, cfg *rest.Config, mode, ns string) error
 		APIReader:         mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             clock.RealClock{},
-		Expectations:      controller.NewExpectations(clock.RealClock{}),
+		Expectations:      controller.NewExpectations(clock.RealClock{}).ReadingFrom(pods),
 		CreateParallelism: 10,
 		Gang:              g,
 	}
