@@ -38,7 +38,10 @@ build_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubect
 pki
 control_plane
 stages=()
-for f in "$DIR/bin/kwok-stages/"*.yaml "$here"/launcher-*.yaml; do stages+=(--config "$f"); done
+# pod-stop.yaml replaces kwok's pod-delete stage (it says why).
+for f in "$DIR/bin/kwok-stages/"*.yaml "$here"/launcher-*.yaml "$here"/pod-stop.yaml; do
+  [[ $f == */kwok-stages/pod-delete.yaml ]] || stages+=(--config "$f")
+done
 start kwok "$DIR/bin/kwok" --kubeconfig "$DIR/admin.conf" \
   --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
   --node-lease-duration-seconds 40 --server-address 127.0.0.1:10247 "${stages[@]}"
