@@ -29,7 +29,7 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	return r.cleanupPods(ctx, s, kids)
+	return errors.Join(r.releaseStranded(ctx, s, kids), r.cleanupPods(ctx, s, kids))
 }
 
 // requeueForTTL asks for a reconcile when a finished job's TTL runs out.

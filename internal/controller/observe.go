@@ -32,6 +32,9 @@ type children struct {
 	// formerLaunchers are the Pods of earlier launcher Jobs that have not
 	// stopped yet: a new attempt must not run mpirun beside them.
 	formerLaunchers []*corev1.Pod
+	// stranded are Pods of launcher Jobs that are gone, held by the Job
+	// controller's finalizer while being deleted (stranded.go).
+	stranded []*corev1.Pod
 	// record is the job's restart record, when it has one.
 	record *restartRecord
 	// launcherRunning: a Pod of the launcher Job runs. Read from the Pod
@@ -111,8 +114,13 @@ func (r *Reconciler) observeLauncherPods(ctx context.Context, job *kubeflow.MPIJ
 		case kids.launcher != nil && metav1.IsControlledBy(p, kids.launcher):
 			kids.launcherPods = append(kids.launcherPods, p)
 			kids.launcherRunning = kids.launcherRunning || isRunning(p)
-		case !isPodFinished(p):
-			kids.formerLaunchers = append(kids.formerLaunchers, p)
+		default:
+			if !isPodFinished(p) {
+				kids.formerLaunchers = append(kids.formerLaunchers, p)
+			}
+			if isStranded(p) && (kids.replaced == nil || !metav1.IsControlledBy(p, kids.replaced)) {
+				kids.stranded = append(kids.stranded, p)
+			}
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,11 +85,12 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // owner references block deletion where OwnerReferencesPermissionEnforcement
 // is on. MPIJobs are read from the cache only (list and watch, never get);
 // get on children reads one past the cache when a create answers
-// AlreadyExists. patch on mpijobs records a restart (durable.go).
+// AlreadyExists. patch on mpijobs records a restart (durable.go); patch on
+// pods releases a launcher Pod the Job controller left (stranded.go).
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=list;watch;patch;delete
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // pods/log keeps the end of a failed launcher's log in its event.
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // patch on the other children adopts those upstream's operator made.
@@ -186,7 +188,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	if err := r.endReplacedLauncher(ctx, kids); err != nil {
+	if err := errors.Join(r.endReplacedLauncher(ctx, kids), r.releaseStranded(ctx, s, kids)); err != nil {
 		return err
 	}
 	publicKey, err := r.ensureSecret(ctx, s.job)
