@@ -1,7 +1,9 @@
 package builder
 
 import (
+	"cmp"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,15 +52,53 @@ func Hostfile(job *kubeflow.MPIJob, opts Options) string {
 }
 
 // DiscoverHosts is a shell script printing "host:slots" for each running
-// worker, the format of Horovod's --host-discovery-script.
+// worker, the format of Horovod's --host-discovery-script. It lists the
+// running workers as ranges of indices and prints their names in a loop,
+// so it stays a few bytes per worker however long the names are: written
+// out, at 10,000 workers it would take as much of the ConfigMap's 1 MiB as
+// the hostfile (docs/scale.md). Only POSIX sh is used (dash, busybox).
 func DiscoverHosts(job *kubeflow.MPIJob, running []int, opts Options) string {
+	slots := *job.Spec.SlotsPerWorker
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	if *job.Spec.RunLauncherAsWorker {
-		fmt.Fprintf(&b, "echo %s:%d\n", HostName(job, LauncherName(job), opts), *job.Spec.SlotsPerWorker)
+		fmt.Fprintf(&b, "echo %s:%d\n", HostName(job, LauncherName(job), opts), slots)
 	}
-	for _, i := range running {
-		fmt.Fprintf(&b, "echo %s:%d\n", HostName(job, WorkerName(job, i), opts), *job.Spec.SlotsPerWorker)
+	if len(running) == 0 {
+		return b.String()
+	}
+	// The workers' hostnames differ only in their index.
+	prefix, suffix, _ := strings.Cut(HostName(job, WorkerName(job, 0), opts), WorkerName(job, 0))
+	prefix += workerNamePrefix(job)
+	b.WriteString(discoverRangesPrefix)
+	b.WriteString(indexRanges(running))
+	b.WriteString("; do\n  i=${r%-*}\n  while [ \"$i\" -le \"${r#*-}\" ]; do\n")
+	fmt.Fprintf(&b, "    echo \"%s$i%s:%d\"\n", prefix, suffix, slots)
+	b.WriteString("    i=$((i + 1))\n  done\ndone\n")
+	return b.String()
+}
+
+// discoverRangesPrefix starts the line of discover_hosts.sh that lists the
+// running workers' indices.
+const discoverRangesPrefix = "for r in "
+
+// indexRanges writes increasing indices as space-separated ranges: "0-3 5
+// 7-9".
+func indexRanges(indices []int) string {
+	var b strings.Builder
+	for i := 0; i < len(indices); {
+		j := i
+		for j+1 < len(indices) && indices[j+1] == indices[j]+1 {
+			j++
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(indices[i]))
+		if j > i {
+			fmt.Fprintf(&b, "-%d", indices[j])
+		}
+		i = j + 1
 	}
 	return b.String()
 }
@@ -94,14 +134,36 @@ func lineHost(line string) string {
 }
 
 // DiscoveredHosts returns the hosts a discover_hosts.sh from DiscoverHosts
-// prints.
+// prints, without running it.
 func DiscoveredHosts(script string) []string {
 	var out []string
+	var ranges string
 	for line := range strings.Lines(script) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "echo "); ok {
-			if host := lineHost(rest); host != "" {
-				out = append(out, host)
+		line = strings.TrimSpace(line)
+		if r, ok := strings.CutPrefix(line, discoverRangesPrefix); ok {
+			ranges, _, _ = strings.Cut(r, ";")
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "echo ")
+		if !ok {
+			continue
+		}
+		if tmpl, ok := strings.CutPrefix(rest, `"`); ok {
+			// The loop's line: "<prefix>$i<suffix>:<slots>".
+			host := lineHost(strings.TrimSuffix(tmpl, `"`))
+			prefix, suffix, _ := strings.Cut(host, "$i")
+			for _, r := range strings.Fields(ranges) {
+				first, last, _ := strings.Cut(r, "-")
+				lo, err1 := strconv.Atoi(first)
+				hi, err2 := strconv.Atoi(cmp.Or(last, first))
+				for i := lo; err1 == nil && err2 == nil && i <= hi; i++ {
+					out = append(out, prefix+strconv.Itoa(i)+suffix)
+				}
 			}
+			continue
+		}
+		if host := lineHost(rest); host != "" {
+			out = append(out, host)
 		}
 	}
 	return out

@@ -1,7 +1,9 @@
 package builder
 
 import (
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,6 +88,17 @@ func TestHostfile(t *testing.T) {
 	}
 }
 
+// runScript runs a discover_hosts.sh with the system's POSIX shell and
+// returns what it prints.
+func runScript(t *testing.T, script string) string {
+	t.Helper()
+	out, err := exec.Command("/bin/sh", "-c", script).Output()
+	if err != nil {
+		t.Fatalf("running discover_hosts.sh: %v\n%s", err, script)
+	}
+	return string(out)
+}
+
 func TestDiscoverHosts(t *testing.T) {
 	cases := map[string]struct {
 		job     *testjob.Wrapper
@@ -93,47 +106,73 @@ func TestDiscoverHosts(t *testing.T) {
 		want    string
 	}{
 		"no running worker gives a script printing nothing": {
-			job:  testjob.MakeMPIJob("pi", "ns").Workers(3),
-			want: "#!/bin/sh\n",
+			job: testjob.MakeMPIJob("pi", "ns").Workers(3),
 		},
 		"only the given running indices are listed, with slots": {
 			job:     testjob.MakeMPIJob("pi", "ns").Workers(4).Slots(2),
 			running: []int{0, 2},
-			want: "#!/bin/sh\n" +
-				"echo pi-worker-0.pi.ns.svc.cluster.test:2\n" +
-				"echo pi-worker-2.pi.ns.svc.cluster.test:2\n",
+			want: "pi-worker-0.pi.ns.svc.cluster.test:2\n" +
+				"pi-worker-2.pi.ns.svc.cluster.test:2\n",
 		},
-		"every worker running lists them all": {
-			job:     testjob.MakeMPIJob("pi", "ns").Workers(2),
-			running: []int{0, 1},
-			want: "#!/bin/sh\n" +
-				"echo pi-worker-0.pi.ns.svc.cluster.test:1\n" +
-				"echo pi-worker-1.pi.ns.svc.cluster.test:1\n",
+		"runs of indices and single ones, in order": {
+			job:     testjob.MakeMPIJob("pi", "ns").Workers(12),
+			running: []int{0, 1, 2, 5, 7, 8, 10},
+			want: "pi-worker-0.pi.ns.svc.cluster.test:1\npi-worker-1.pi.ns.svc.cluster.test:1\npi-worker-2.pi.ns.svc.cluster.test:1\n" +
+				"pi-worker-5.pi.ns.svc.cluster.test:1\npi-worker-7.pi.ns.svc.cluster.test:1\npi-worker-8.pi.ns.svc.cluster.test:1\n" +
+				"pi-worker-10.pi.ns.svc.cluster.test:1\n",
 		},
 		"runLauncherAsWorker lists the launcher first": {
 			job:     testjob.MakeMPIJob("pi", "ns").Workers(3).Slots(4).LauncherAsWorker(),
 			running: []int{1},
-			want: "#!/bin/sh\n" +
-				"echo pi-launcher.pi.ns.svc.cluster.test:4\n" +
-				"echo pi-worker-1.pi.ns.svc.cluster.test:4\n",
+			want: "pi-launcher.pi.ns.svc.cluster.test:4\n" +
+				"pi-worker-1.pi.ns.svc.cluster.test:4\n",
 		},
 		"runLauncherAsWorker with no running worker lists the launcher": {
 			job:  testjob.MakeMPIJob("pi", "ns").Workers(3).LauncherAsWorker(),
-			want: "#!/bin/sh\n" + "echo pi-launcher.pi.ns.svc.cluster.test:1\n",
+			want: "pi-launcher.pi.ns.svc.cluster.test:1\n",
 		},
 		"the format is Horovod's host:slots whatever the MPI implementation": {
 			job:     testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(2).Implementation(kubeflow.MPIImplementationOpenMPI),
 			running: []int{0},
-			want:    "#!/bin/sh\n" + "echo pi-worker-0.pi.ns.svc.cluster.test:2\n",
+			want:    "pi-worker-0.pi.ns.svc.cluster.test:2\n",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := DiscoverHosts(defaulted(tc.job), tc.running, testOpts)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("DiscoverHosts (-want +got):\n%s", diff)
+			script := DiscoverHosts(defaulted(tc.job), tc.running, testOpts)
+			if !strings.HasPrefix(script, "#!/bin/sh\n") {
+				t.Errorf("no #!/bin/sh line: %q", script)
+			}
+			if diff := cmp.Diff(tc.want, runScript(t, script)); diff != "" {
+				t.Errorf("discover_hosts.sh prints (-want +got):\n%s", diff)
+			}
+			var hosts []string
+			for line := range strings.Lines(tc.want) {
+				host, _, _ := strings.Cut(line, ":")
+				hosts = append(hosts, host)
+			}
+			if diff := cmp.Diff(hosts, DiscoveredHosts(script)); diff != "" {
+				t.Errorf("DiscoveredHosts (-printed +read):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Its size grows with the number of runs of running workers, not with
+// their names: 10,000 workers running take a line.
+func TestDiscoverHostsListsIndicesNotNames(t *testing.T) {
+	job := defaulted(testjob.MakeMPIJob("a-job-with-a-rather-long-name-of-forty-chars", "ns").Workers(10000))
+	all := make([]int, 10000)
+	for i := range all {
+		all[i] = i
+	}
+	script := DiscoverHosts(job, all, Options{ClusterDomain: "cluster.local"})
+	if len(script) > 300 {
+		t.Errorf("discover_hosts.sh of 10,000 running workers takes %d bytes:\n%s", len(script), script)
+	}
+	printed := strings.Count(runScript(t, script), "\n")
+	if printed != 10000 || len(DiscoveredHosts(script)) != 10000 {
+		t.Errorf("prints %d hosts and reads as %d, want 10000", printed, len(DiscoveredHosts(script)))
 	}
 }
 
@@ -150,7 +189,13 @@ func TestConfigMapHoldsHostfileDiscoverHostsAndKnownHosts(t *testing.T) {
 			"hostfile": "pi-worker-0.pi.ns.svc.cluster.test:1\n" +
 				"pi-worker-1.pi.ns.svc.cluster.test:1\n",
 			"discover_hosts.sh": "#!/bin/sh\n" +
-				"echo pi-worker-1.pi.ns.svc.cluster.test:1\n",
+				"for r in 1; do\n" +
+				"  i=${r%-*}\n" +
+				"  while [ \"$i\" -le \"${r#*-}\" ]; do\n" +
+				"    echo \"pi-worker-$i.pi.ns.svc.cluster.test:1\"\n" +
+				"    i=$((i + 1))\n" +
+				"  done\n" +
+				"done\n",
 			"known_hosts": "pi-worker-*.pi,[pi-worker-*.pi]:*," +
 				"pi-worker-*.pi.ns.svc.cluster.test,[pi-worker-*.pi.ns.svc.cluster.test]:* " + testPublicKeyNoComment + "\n",
 			"ssh_config": "ConnectionAttempts 10\n" +

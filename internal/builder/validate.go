@@ -103,28 +103,30 @@ func validateTemplate(job *kubeflow.MPIJob, role kubeflow.MPIReplicaType, spec *
 	return errs
 }
 
-// configMapSize is the size of the values of the job's ConfigMap with
-// every worker running, computed without building it: a job may ask for
-// 2^31 workers, whose hostfile would not fit in the controller's memory.
+// configMapSize bounds the size of the hostfile and discover_hosts.sh of
+// the job, whichever of its workers run, computed without building them: a
+// job may ask for 2^31 workers, whose hostfile would not fit in the
+// controller's memory. The hostfile's size is exact; discover_hosts.sh is
+// largest with every worker running on its own ("0 2 4 ..." takes more
+// than "0-9"), at most an index's digits and a separator per worker.
 func configMapSize(job *kubeflow.MPIJob, opts Options) int64 {
 	slots := len(strconv.Itoa(int(*job.Spec.SlotsPerWorker)))
-	// A host takes a line of the hostfile and one of discover_hosts.sh.
-	perHost := func(hostLen int) int64 {
-		line := hostLen + len(":") + slots + len("\n")
+	hostLine := func(hostLen int) int64 {
 		if job.Spec.MPIImplementation == kubeflow.MPIImplementationOpenMPI {
-			line = hostLen + len(" slots=") + slots + len("\n")
+			return int64(hostLen + len(" slots=") + slots + len("\n"))
 		}
-		return int64(line + len("echo ") + hostLen + len(":") + slots + len("\n"))
+		return int64(hostLen + len(":") + slots + len("\n"))
 	}
-	size := int64(len("#!/bin/sh\n"))
+	n := int64(job.Workers())
+	// Every running worker once, in the loop, and the lines around it.
+	size := int64(len(DiscoverHosts(job, []int{0}, opts)) - len("0"))
 	if *job.Spec.RunLauncherAsWorker {
-		size += perHost(len(HostName(job, LauncherName(job), opts)))
+		size += hostLine(len(HostName(job, LauncherName(job), opts)))
 	}
 	// The workers' hostnames differ only in the digits of their index.
 	base := len(HostName(job, WorkerName(job, 0), opts)) - 1
-	n := int64(job.Workers())
 	for digits, lo, hi := 1, int64(0), int64(10); lo < n; digits, lo, hi = digits+1, hi, hi*10 {
-		size += (min(n, hi) - lo) * perHost(base+digits)
+		size += (min(n, hi) - lo) * (hostLine(base+digits) + int64(digits+len(" ")))
 	}
 	return size
 }
