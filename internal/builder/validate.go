@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,13 +39,46 @@ func Validate(job *kubeflow.MPIJob, opts Options) field.ErrorList {
 			errs = append(errs, validateTemplate(job, role, &rs.Template.Spec, p, opts)...)
 		}
 	}
-	if size := configMapSize(job, opts); size > MaxConfigMapData {
+	if size := configMapSize(job, opts); size > MaxConfigMapData-configMapReserve {
 		p := field.NewPath("spec", "mpiReplicaSpecs").Key(string(kubeflow.MPIReplicaTypeWorker)).Child("replicas")
 		errs = append(errs, field.Invalid(p, job.Workers(), fmt.Sprintf(
-			"the hostfile and discover_hosts.sh of %d workers take %d bytes, more than a ConfigMap holds (%d): use fewer workers or a shorter name",
-			job.Workers(), size, MaxConfigMapData)))
+			"the hostfile and discover_hosts.sh of %d workers take up to %d bytes, more than the job's ConfigMap holds (%d): at most %d workers fit with this job name; use fewer workers or a shorter name",
+			job.Workers(), size, MaxConfigMapData-configMapReserve, MaxWorkers(job, opts))))
 	}
 	return errs
+}
+
+// configMapReserve is the room the ConfigMap keeps for known_hosts and
+// ssh_config, which do not grow with the workers (a few hundred bytes).
+const configMapReserve = 4 << 10
+
+// MaxWorkers is the most workers a job like this one (its name,
+// namespace, slots and MPI implementation) can have: the most whose
+// hostfile and discover_hosts.sh fit in its ConfigMap.
+func MaxWorkers(job *kubeflow.MPIJob, opts Options) int32 {
+	probe := job.DeepCopy()
+	workers := probe.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker]
+	if workers == nil {
+		workers = &kubeflow.ReplicaSpec{}
+		if probe.Spec.MPIReplicaSpecs == nil {
+			probe.Spec.MPIReplicaSpecs = map[kubeflow.MPIReplicaType]*kubeflow.ReplicaSpec{}
+		}
+		probe.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker] = workers
+	}
+	fits := func(n int32) bool {
+		workers.Replicas = &n
+		return configMapSize(probe, opts) <= MaxConfigMapData-configMapReserve
+	}
+	lo, hi := int64(0), int64(math.MaxInt32)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(int32(mid)) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return int32(lo)
 }
 
 // Limits of the Pod API on a Pod's DNS search list.

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,8 +45,9 @@ func TestConfigMapSizeBoundsTheBuiltSize(t *testing.T) {
 }
 
 func TestValidateRefusesAHostfileTooLargeForAConfigMap(t *testing.T) {
-	// "a-worker-<i>.a slots=1\n" and "echo a-worker-<i>.a:1\n": 48 bytes
-	// a worker from 10000 on, so 100000 workers take far more than 1 MiB.
+	// "a-worker-<i>.a slots=1\n" and an index in discover_hosts.sh: 30
+	// bytes a worker from 10000 on, so 100000 workers take far more than
+	// 1 MiB.
 	job := testjob.MakeMPIJob("a", "ns").Workers(100000).Defaulted()
 	errs := Validate(job, Options{})
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "spec.mpiReplicaSpecs[Worker].replicas") {
@@ -59,5 +61,58 @@ func TestValidateRefusesAHostfileTooLargeForAConfigMap(t *testing.T) {
 	}
 	if errs := Validate(testjob.MakeMPIJob("a", "ns").Workers(1000).Defaulted(), Options{ClusterDomain: "cluster.local"}); len(errs) != 0 {
 		t.Errorf("Validate of 1000 workers = %v, want none", errs)
+	}
+}
+
+// The largest job the design allows: its ConfigMap, with the workers
+// running in the pattern that makes discover_hosts.sh longest, fits; one
+// worker more is refused with a message that gives the limit. A job name
+// of 38 characters still takes 10,000 workers (docs/scale.md).
+func TestLargestJobsConfigMapFits(t *testing.T) {
+	cases := []struct {
+		name      string
+		ns        string
+		opts      Options
+		atLeast   int32
+		impl      kubeflow.MPIImplementation
+		launchers bool
+	}{
+		{name: "pi", ns: "ns", atLeast: 30000},
+		{name: strings.Repeat("j", 38), ns: "ns", atLeast: 10000},
+		{name: strings.Repeat("j", 38), ns: "ns", atLeast: 10000, impl: kubeflow.MPIImplementationMPICH, launchers: true},
+		{name: strings.Repeat("j", 51), ns: strings.Repeat("n", 63), opts: Options{ClusterDomain: "cluster.local"}, atLeast: 4900},
+	}
+	for _, tc := range cases {
+		w := testjob.MakeMPIJob(tc.name, tc.ns)
+		if tc.impl != "" {
+			w = w.Implementation(tc.impl)
+		}
+		if tc.launchers {
+			w = w.LauncherAsWorker()
+		}
+		n := MaxWorkers(w.Defaulted(), tc.opts)
+		if n < tc.atLeast {
+			t.Errorf("%d-character name: at most %d workers, want at least %d", len(tc.name), n, tc.atLeast)
+		}
+		job := w.Workers(n).Defaulted()
+		if errs := Validate(job, tc.opts); len(errs) != 0 {
+			t.Errorf("%d-character name, %d workers: %v", len(tc.name), n, errs)
+		}
+		var running []int
+		for i := 0; i < int(n); i += 2 {
+			running = append(running, i)
+		}
+		cm := ConfigMap(job, running, []byte(upstreamPublicKey), tc.opts)
+		size := 0
+		for _, v := range cm.Data {
+			size += len(v)
+		}
+		if size > MaxConfigMapData {
+			t.Errorf("%d-character name, %d workers: the ConfigMap holds %d bytes, more than %d", len(tc.name), n, size, MaxConfigMapData)
+		}
+		errs := Validate(w.Workers(n+1).Defaulted(), tc.opts)
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), fmt.Sprintf("at most %d workers fit", n)) {
+			t.Errorf("%d-character name, %d workers: %v, want the limit of %d named", len(tc.name), n+1, errs, n)
+		}
 	}
 }
