@@ -139,6 +139,15 @@ bench: build ## every scenario on 1000 kwok nodes; rewrites the tables in docs/b
 	$(BENCH_RUN) -sizes 10,100,1000 -runs 3 -nodes 1000 -throughput-jobs 100 -noise 0,10000,30000 \
 	  -idle-jobs 1000 -docs docs/benchmarks.md -command "make bench"
 
+# Large jobs on 1000 kwok nodes: one MPIJob of 1000, 3000 and 10,000 workers,
+# each against the floor of N+1 bare Pods in the same run, with the
+# operator's CPU and peak RSS per job and the cleanup timings; rewrites the
+# table in docs/scale.md. Not part of make bench (< 40 min).
+.PHONY: bench-scale
+bench-scale: build ## one job of 1000, 3000 and 10,000 workers against the floor; CPU, memory, cleanup (< 40 min)
+	$(BENCH_RUN) -sizes 1000,3000,10000 -runs 1 -nodes 1000 -scale -out _output/bench-scale \
+	  -docs docs/scale.md -command "make bench-scale"
+
 # Correctness under failures on the same simulated cluster: MPIJobs of mixed
 # sizes while the leader of two operator processes is killed again and
 # again, the API server restarts once, workers are deleted and evicted and

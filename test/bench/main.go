@@ -55,6 +55,8 @@ type options struct {
 	idleJobs                  int
 	qps                       float64
 	burst                     int
+	// scale adds, per job, cleanPodPolicy All and the cleanup timings.
+	scale bool
 }
 
 func main() {
@@ -77,6 +79,7 @@ func main() {
 	flag.IntVar(&o.parallelism, "create-parallelism", 150, "creations in flight, of the operator (per job) and of the floor client alike")
 	flag.Float64Var(&o.qps, "qps", 500, "client QPS, of the operator and of the floor client alike")
 	flag.IntVar(&o.burst, "burst", 1000, "client burst, of the operator and of the floor client alike")
+	flag.BoolVar(&o.scale, "scale", false, "jobs clean all Pods when done; time that and the MPIJob's deletion, and report CPU and memory per worker")
 	flag.Parse()
 	for _, s := range strings.Split(sizes, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -166,6 +169,9 @@ func run(ctx context.Context, o options) error {
 		all = append(all, rows...)
 	}
 	e.rep.requests(all)
+	if o.scale {
+		e.rep.scale(all)
+	}
 	if err := writeJSON(o.out, "startup.json", all); err != nil {
 		return err
 	}
@@ -212,7 +218,7 @@ func (e *env) publish(all []startupResult) error {
 	link := ""
 	if png != "" {
 		// The plot sits beside the page, so the page shows it.
-		link = "benchmarks-startup.png"
+		link = strings.TrimSuffix(filepath.Base(e.o.docs), ".md") + "-startup.png"
 		raw, err := os.ReadFile(png)
 		if err != nil {
 			return err

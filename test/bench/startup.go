@@ -36,6 +36,13 @@ type startupResult struct {
 	Requests   requestCounts `json:"requests"`
 	CPUSeconds float64       `json:"operatorCPUSeconds"`
 	Reconciles float64       `json:"reconciles"`
+	// PeakRSSMiB is the operator's peak RSS over the job's life.
+	PeakRSSMiB float64 `json:"operatorPeakRSSMiB"`
+	// With -scale: from Succeeded until cleanPodPolicy All has removed
+	// every worker Pod, and from the MPIJob's deletion until every child
+	// is gone.
+	WorkersCleaned time.Duration `json:"workersCleanedNs,omitempty"`
+	ChildrenGone   time.Duration `json:"childrenGoneNs,omitempty"`
 }
 
 // podTimes records, from a watch, when each Pod of a namespace was first
@@ -46,10 +53,14 @@ type podTimes struct {
 	seen    map[string]time.Duration
 	running map[string]time.Duration
 	role    map[string]string
+	// live are the Pods that exist now, and lastGone when the last one of
+	// them went.
+	live     map[string]bool
+	lastGone time.Time
 }
 
 func watchPods(ctx context.Context, cs *kubernetes.Clientset, ns string, start time.Time) (*podTimes, error) {
-	pt := &podTimes{start: start, seen: map[string]time.Duration{}, running: map[string]time.Duration{}, role: map[string]string{}}
+	pt := &podTimes{start: start, seen: map[string]time.Duration{}, running: map[string]time.Duration{}, role: map[string]string{}, live: map[string]bool{}}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
 	record := func(obj any) {
@@ -60,6 +71,7 @@ func watchPods(ctx context.Context, cs *kubernetes.Clientset, ns string, start t
 		now := time.Since(pt.start)
 		pt.mu.Lock()
 		defer pt.mu.Unlock()
+		pt.live[pod.Name] = true
 		if _, ok := pt.seen[pod.Name]; !ok {
 			pt.seen[pod.Name] = now
 			pt.role[pod.Name] = pod.Labels[kubeflow.LabelJobRole]
@@ -71,12 +83,37 @@ func watchPods(ctx context.Context, cs *kubernetes.Clientset, ns string, start t
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    record,
 		UpdateFunc: func(_, obj any) { record(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if pod, ok := obj.(*corev1.Pod); ok {
+				pt.mu.Lock()
+				defer pt.mu.Unlock()
+				delete(pt.live, pod.Name)
+				pt.lastGone = time.Now()
+			}
+		},
 	}); err != nil {
 		return nil, err
 	}
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
 	return pt, nil
+}
+
+// liveOf counts the Pods of the role that exist now, and returns when the
+// last Pod went.
+func (pt *podTimes) liveOf(role string) (int, time.Time) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	n := 0
+	for name := range pt.live {
+		if role == "*" || pt.role[name] == role {
+			n++
+		}
+	}
+	return n, pt.lastGone
 }
 
 // latest returns the time by which every Pod of the role matched, and
@@ -118,6 +155,12 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	if err != nil {
 		return startupResult{}, fmt.Errorf("operator metrics: %w", err)
 	}
+	if err := resetPeakRSS(e.operatorPID); err != nil {
+		return startupResult{}, err
+	}
+	if e.o.scale {
+		job.Spec.RunPolicy.CleanPodPolicy = ptr.To(kubeflow.CleanPodPolicyAll)
+	}
 	start = time.Now()
 	pt.mu.Lock()
 	pt.start = start
@@ -153,6 +196,11 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	if err := waitSucceeded(ctx, e.c, job); err != nil {
 		return res, err
 	}
+	if e.o.scale {
+		if err := e.cleanup(ctx, job, pt, &res); err != nil {
+			return res, err
+		}
+	}
 	time.Sleep(time.Second) // let the last writes reach the audit log
 	if res.Requests, err = count(e.audit, from, ns); err != nil {
 		return res, err
@@ -163,6 +211,9 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	}
 	spent := after.minus(before)
 	res.CPUSeconds, res.Reconciles = spent.cpu, spent.reconciles
+	if res.PeakRSSMiB, err = peakRSS(e.operatorPID); err != nil {
+		return res, err
+	}
 	return res, dropNamespace(ctx, e.cs, ns)
 }
 
