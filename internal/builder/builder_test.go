@@ -1,6 +1,10 @@
 package builder
 
 import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -232,4 +236,32 @@ func TestBuiltObjectsShareNoMemoryWithTheJob(t *testing.T) {
 			t.Error("the Service's selector and labels are the same map")
 		}
 	})
+}
+
+func TestLauncherJobNameNeverReusesAName(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Obj()
+	if got := LauncherJobName(job, 0); got != "pi-launcher" {
+		t.Errorf("first attempt: %q, want upstream's pi-launcher", got)
+	}
+	if got := LauncherJobName(job, 2); got != "pi-launcher-2" {
+		t.Errorf("after two restarts: %q", got)
+	}
+	// The longest names admission allows (54 characters), cut alike to
+	// fit a label, still differ by the job's UID (every object has its
+	// own), and never end a label on '-' or '.'.
+	seen := map[string]bool{}
+	uids := []types.UID{"1a4d37b1-edb1", "57b73c87-85ce", "0b7aa9b4-3349", "a04f5de9-1181", "6722e57f-6e49", "b919ff5e-7f9f"}
+	for i, name := range []string{strings.Repeat("a", 54), strings.Repeat("a", 48) + ".b.c.d", strings.Repeat("a", 47) + "-bbbbbb"} {
+		for _, uid := range uids[2*i : 2*i+2] {
+			long := testjob.MakeMPIJob(name, "ns").Obj()
+			long.UID = uid
+			for _, restarts := range []int32{1, 12, 1000} {
+				got := LauncherJobName(long, restarts)
+				if len(got) > 63 || seen[got] || strings.Contains(got, ".-") || strings.Contains(got, "--") {
+					t.Errorf("%s (%s), %d restarts: %q", name, uid, restarts, got)
+				}
+				seen[got] = true
+			}
+		}
+	}
 }

@@ -76,8 +76,39 @@ func ConfigMapName(job *kubeflow.MPIJob) string { return job.Name + "-config" }
 // ServiceName is the name of the job's headless Service.
 func ServiceName(job *kubeflow.MPIJob) string { return job.Name }
 
-// LauncherName is the name of the launcher Job and of its Pod's hostname.
+// LauncherName is the name of the launcher Job of the job's first attempt
+// (upstream's), and the hostname of every launcher Pod.
 func LauncherName(job *kubeflow.MPIJob) string { return job.Name + "-launcher" }
+
+// LauncherJobName is the name of the launcher Job after the given number
+// of whole-job restarts: upstream's "<job>-launcher" at first, then
+// "<job>-launcher-<restarts>". A restart's Job never takes its
+// predecessor's name: kube-controller-manager keys its memory of a Job by
+// name, and when it lists anew (after an API server restart) a Job
+// deleted and made again under one name looks like one Job changed. Its
+// expectations and tracking finalizers of the old one then hold the new
+// one back (found by make chaos). A name that would pass 63 characters,
+// the limit of the Job's name label, is cut, and keeps the start of the
+// MPIJob's UID so that two jobs cut alike still differ.
+func LauncherJobName(job *kubeflow.MPIJob, restarts int32) string {
+	base := LauncherName(job)
+	if restarts <= 0 {
+		return base
+	}
+	suffix := "-launcher-" + strconv.Itoa(int(restarts))
+	if len(job.Name)+len(suffix) <= maxLabelValue {
+		return job.Name + suffix
+	}
+	tag := string(job.UID)
+	if len(tag) > 5 {
+		tag = tag[:5]
+	}
+	suffix = "-" + tag + suffix
+	return strings.TrimRight(job.Name[:maxLabelValue-len(suffix)], ".-") + suffix
+}
+
+// maxLabelValue is the longest a label value may be.
+const maxLabelValue = 63
 
 // WorkerName is the name (and hostname) of worker i.
 func WorkerName(job *kubeflow.MPIJob, i int) string {

@@ -26,6 +26,7 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, s *state, kids *chil
 			// After a restart the successor is made at once, suspended
 			// if it must wait, as it alone carries the retries left.
 			l := r.newLauncherJob(ctx, job, kids, suspend)
+			l.Name = builder.LauncherJobName(job, rec.Count)
 			l.Spec.BackoffLimit = ptr.To(rec.BackoffLimit)
 			return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, l))
 		}

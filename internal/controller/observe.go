@@ -70,25 +70,59 @@ func (r *Reconciler) observe(ctx context.Context, job *kubeflow.MPIJob) (*childr
 		kids.workers[idx] = pod
 	}
 
-	launcher := &batchv1.Job{}
-	err := r.Client.Get(ctx, objectKey(job, builder.LauncherName(job)), launcher)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("getting launcher Job: %w", err)
-	case !metav1.IsControlledBy(launcher, job):
-		return nil, fmt.Errorf("job %s exists and is not controlled by this MPIJob", launcher.Name)
-	case kids.record != nil && kids.record.Replaces == launcher.UID && jobCondition(launcher, batchv1.JobComplete) == nil:
-		// A launcher that completed before its restart was carried
-		// out has done its work: the outcome stands.
-		kids.replaced = launcher
-	default:
-		kids.launcher = launcher
+	if err := r.observeLauncherJobs(ctx, job, kids); err != nil {
+		return nil, err
 	}
 	if err := r.observeLauncherPods(ctx, job, kids); err != nil {
 		return nil, err
 	}
 	return kids, nil
+}
+
+// observeLauncherJobs finds the launcher Job of the current attempt, named
+// for the restarts recorded (builder.LauncherJobName), and the one the last
+// restart replaces while the cache still shows it. A launcher that
+// completed before its restart was carried out has done its work: it
+// stays the launcher, and the outcome stands. An operator from before
+// launcher names carried the attempt made every successor under
+// upstream's name: such a Job, not the one replaced, is the launcher too.
+func (r *Reconciler) observeLauncherJobs(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
+	var restarts int32
+	if kids.record != nil {
+		restarts = kids.record.Count
+	}
+	names := []string{builder.LauncherJobName(job, restarts)}
+	if restarts > 0 {
+		names = append(names, builder.LauncherJobName(job, restarts-1))
+		if restarts > 1 {
+			names = append(names, builder.LauncherName(job))
+		}
+	}
+	for i, name := range names {
+		l := &batchv1.Job{}
+		err := r.Client.Get(ctx, objectKey(job, name), l)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("getting launcher Job %s: %w", name, err)
+		case !metav1.IsControlledBy(l, job):
+			if i == 0 {
+				return fmt.Errorf("job %s exists and is not controlled by this MPIJob", name)
+			}
+			continue
+		}
+		switch {
+		case kids.record != nil && l.UID == kids.record.Replaces && jobCondition(l, batchv1.JobComplete) != nil:
+			kids.launcher, kids.replaced = l, nil
+			return nil
+		case kids.record != nil && l.UID == kids.record.Replaces:
+			kids.replaced = l
+		case kids.launcher == nil:
+			kids.launcher = l
+		}
+	}
+	return nil
 }
 
 // restart returns the job's restart record, if it has one.

@@ -90,10 +90,17 @@ func (f *fixture) deletePod(t *testing.T, name string) {
 	}
 }
 
+// launcher is the launcher Job of job pi's current attempt, named for the
+// restarts its record counts.
 func (f *fixture) launcher(t *testing.T) *batchv1.Job {
 	t.Helper()
+	job := &kubeflow.MPIJob{}
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi"}, job); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := restartOf(job)
 	l := &batchv1.Job{}
-	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-launcher"}, l); err != nil {
+	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: builder.LauncherJobName(job, rec.Count)}, l); err != nil {
 		t.Fatal(err)
 	}
 	return l

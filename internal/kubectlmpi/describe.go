@@ -64,7 +64,7 @@ func Describe(o Objects) Description {
 	d := Description{
 		JobSummary: Summarize(job, o.Workers),
 		Conditions: job.Status.Conditions,
-		Launcher:   LauncherState{Job: builder.LauncherName(job)},
+		Launcher:   LauncherState{Job: builder.LauncherJobName(job, restartOf(job).Count)},
 		Startup:    StartupPhases(job, o.Workers, o.LauncherPods),
 		Events:     Events(o.Events),
 	}
@@ -93,6 +93,9 @@ func Describe(o Objects) Description {
 
 	if l := o.LauncherJob; l != nil {
 		d.Launcher.Exists = true
+		if l.Name != "" {
+			d.Launcher.Job = l.Name
+		}
 		d.Launcher.Active, d.Launcher.Succeeded, d.Launcher.Failed = l.Status.Active, l.Status.Succeeded, l.Status.Failed
 	}
 	pods := slices.Clone(o.LauncherPods)

@@ -53,12 +53,19 @@ func fetchObjects(ctx context.Context, c client.Reader, namespace, name string) 
 	if o.Workers, o.LauncherPods, err = jobPods(ctx, c, job); err != nil {
 		return Objects{}, err
 	}
-	l := &batchv1.Job{}
-	switch err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: builder.LauncherName(job)}, l); {
-	case err == nil:
-		o.LauncherJob = l
-	case !apierrors.IsNotFound(err):
-		return Objects{}, fmt.Errorf("reading the launcher Job: %w", err)
+	// The current attempt's launcher Job is named for the restarts
+	// recorded; an operator from before that named every one upstream's
+	// way.
+	for _, name := range []string{builder.LauncherJobName(job, restartOf(job).Count), builder.LauncherName(job)} {
+		l := &batchv1.Job{}
+		err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, l)
+		if err == nil {
+			o.LauncherJob = l
+			break
+		}
+		if !apierrors.IsNotFound(err) {
+			return Objects{}, fmt.Errorf("reading the launcher Job: %w", err)
+		}
 	}
 	var events corev1.EventList
 	if err := c.List(ctx, &events, client.InNamespace(namespace), client.MatchingFields{

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/builder"
 	"github.com/mpi-operator/mpi-operator/internal/controller"
 	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
 )
@@ -120,7 +121,7 @@ func checkRestarts(ctx context.Context, e *env, jobs []*kubeflow.MPIJob, planned
 		res.Jobs++
 		res.Restarts += int(rec.Count)
 		l := &batchv1.Job{}
-		err := e.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: job.Name + "-launcher"}, l)
+		err := e.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: builder.LauncherJobName(job, rec.Count)}, l)
 		switch {
 		case apierrors.IsNotFound(err):
 			res.Wrong = append(res.Wrong, fmt.Sprintf("%s: restarted (%s) and has no launcher Job", job.Name, rec.Cause))

@@ -173,10 +173,13 @@ func (ob *observer) snapshot(ctx context.Context) (snapshot, error) {
 		job := p.Labels[kubeflow.LabelJobName]
 		s.pods[job] = append(s.pods[job], p)
 	}
+	// A job's launcher is its newest launcher Job not being deleted: each
+	// restart makes one of its own.
 	for i := range launchers.Items {
 		l := &launchers.Items[i]
-		if l.Name == l.Labels[kubeflow.LabelJobName]+"-launcher" {
-			s.launchers[l.Labels[kubeflow.LabelJobName]] = l
+		job := l.Labels[kubeflow.LabelJobName]
+		if prev, ok := s.launchers[job]; l.DeletionTimestamp == nil && (!ok || prev.CreationTimestamp.Before(&l.CreationTimestamp)) {
+			s.launchers[job] = l
 		}
 	}
 	return s, nil

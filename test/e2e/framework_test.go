@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -167,11 +166,12 @@ func condition(job *kubeflow.MPIJob, ct kubeflow.JobConditionType) kubeflow.JobC
 	return kubeflow.JobCondition{}
 }
 
-// launcherPods lists the launcher Job's Pods, oldest first.
+// launcherPods lists the Pods of the job's launcher Jobs (one per
+// attempt: a restart makes a new Job), oldest first.
 func launcherPods(t *testing.T, job *kubeflow.MPIJob) []corev1.Pod {
 	t.Helper()
 	pods, err := clientset.CoreV1().Pods(job.Namespace).List(context.Background(), metav1.ListOptions{
-		LabelSelector: batchv1.JobNameLabel + "=" + job.Name + "-launcher",
+		LabelSelector: kubeflow.LabelJobName + "=" + job.Name + "," + kubeflow.LabelJobRole + "=launcher",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,7 @@ mpirun -n 1 -H "$w0" touch /tmp/failed-once; exit 1`)
 	if err := json.Unmarshal([]byte(raw), &rec); err != nil || rec.Count != 1 || rec.BackoffLimit != 1 || !strings.Contains(rec.Cause, victim) {
 		t.Errorf("restart record %q (%v), want 1 restart for %s with 1 retry left", raw, err, victim)
 	}
-	l := launcherJob(t, job)
+	l := launcherJob(t, job, rec.Count)
 	if got := ptr.Deref(l.Spec.BackoffLimit, -1); got != 1 {
 		t.Errorf("new launcher Job has backoffLimit %d, want the 1 retry the program had left", got)
 	}
@@ -84,10 +85,16 @@ mpirun -n 1 -H "$w0" touch /tmp/failed-once; exit 1`)
 	t.Logf("restart record: %s", raw)
 }
 
-func launcherJob(t *testing.T, job *kubeflow.MPIJob) *batchv1.Job {
+// launcherJob is the job's launcher Job after the given number of
+// restarts: each restart makes its own, "<job>-launcher-<restarts>".
+func launcherJob(t *testing.T, job *kubeflow.MPIJob, restarts int32) *batchv1.Job {
 	t.Helper()
 	l := &batchv1.Job{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: job.Namespace, Name: job.Name + "-launcher"}, l); err != nil {
+	name := job.Name + "-launcher"
+	if restarts > 0 {
+		name += "-" + strconv.Itoa(int(restarts))
+	}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: job.Namespace, Name: name}, l); err != nil {
 		t.Fatal(err)
 	}
 	return l

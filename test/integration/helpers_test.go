@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/controller"
 	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 )
 
@@ -164,19 +166,45 @@ func runWorkers(t *testing.T, job *kubeflow.MPIJob, n int) {
 	}
 }
 
-// launcherJob waits for the launcher Job and returns it.
+// launcherName is the name of the job's current launcher Job: each
+// restart the MPIJob records makes one of its own.
+func launcherName(ctx context.Context, job *kubeflow.MPIJob) (string, error) {
+	got, err := getJob(ctx, job)
+	if err != nil {
+		return "", err
+	}
+	var rec struct {
+		Count int32 `json:"count"`
+	}
+	if raw, ok := got.Annotations[controller.AnnotationRestart]; ok {
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			return "", fmt.Errorf("restart record %q: %w", raw, err)
+		}
+	}
+	return builder.LauncherJobName(got, rec.Count), nil
+}
+
+// launcherJob waits for the current launcher Job and returns it.
 func launcherJob(t *testing.T, job *kubeflow.MPIJob) *batchv1.Job {
 	t.Helper()
 	l := &batchv1.Job{}
 	eventually(t, "launcher Job", func(ctx context.Context) (bool, error) {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: builder.LauncherName(job)}, l)
+		name, err := launcherName(ctx, job)
+		if err != nil {
+			return false, err
+		}
+		err = k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, l)
 		return err == nil, err
 	})
 	return l
 }
 
 func launcherExists(ctx context.Context, job *kubeflow.MPIJob) (bool, error) {
-	err := k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: builder.LauncherName(job)}, &batchv1.Job{})
+	name, err := launcherName(ctx, job)
+	if err != nil {
+		return false, err
+	}
+	err = k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, &batchv1.Job{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -188,12 +216,16 @@ func launcherExists(ctx context.Context, job *kubeflow.MPIJob) (bool, error) {
 func updateLauncherStatus(t *testing.T, job *kubeflow.MPIJob, mutate func(*batchv1.Job)) {
 	t.Helper()
 	eventually(t, "updating launcher Job status", func(ctx context.Context) (bool, error) {
+		name, err := launcherName(ctx, job)
+		if err != nil {
+			return false, err
+		}
 		l := &batchv1.Job{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: builder.LauncherName(job)}, l); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, l); err != nil {
 			return false, err
 		}
 		mutate(l)
-		err := k8s.Status().Update(ctx, l)
+		err = k8s.Status().Update(ctx, l)
 		return err == nil, err
 	})
 }

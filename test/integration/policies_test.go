@@ -176,9 +176,9 @@ func TestPreemptedWorkerRestartsTheJob(t *testing.T) {
 		t.Errorf("Running condition while restarting: %+v", c)
 	}
 	var fresh *batchv1.Job
-	eventually(t, "a new launcher Job", func(ctx context.Context) (bool, error) {
+	eventually(t, "a new launcher Job, pi-launcher-1", func(ctx context.Context) (bool, error) {
 		fresh = &batchv1.Job{}
-		err := k8s.Get(ctx, client.ObjectKeyFromObject(old), fresh)
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: old.Namespace, Name: old.Name + "-1"}, fresh)
 		return err == nil && fresh.UID != old.UID, client.IgnoreNotFound(err)
 	})
 	if l := fresh.Spec.BackoffLimit; l == nil || *l != 1 {
