@@ -19,16 +19,17 @@ import (
 
 // The Job controller puts its tracking finalizer on every launcher Pod and
 // removes it once it has counted the Pod, or, when the Pod's Job is gone,
-// when it next sees the Pod change (kubernetes#108752). A restart deletes
-// the launcher Job and makes a new one of the same name. If
-// kube-controller-manager's cache skips the deletion (it lists anew after
-// an API server restart, and finds the same name with another UID: an
-// update, not a delete), no event tells it the old Job is gone; a stopped
-// Pod never changes again, and it stays Terminating for ever, holding
-// its namespace's deletion back (found by make chaos: c007-launcher-slw9w,
-// then c007-launcher-dxjfq). The operator removes that finalizer from a
-// launcher Pod of a Job that is gone, once the Pod has stopped and the Job
-// controller has had strandedAfter to do it itself.
+// when it next sees the Pod change (kubernetes#108752). If
+// kube-controller-manager's cache misses the Job's deletion (it lists anew
+// after an API server restart, and a Job made again under the same name
+// looked like the old one changed: found by make chaos, c007-launcher-slw9w
+// and c007-launcher-dxjfq), a stopped Pod never changes again, and it
+// stays Terminating for ever, holding its namespace's deletion back. Each
+// restart's launcher Job now has a name of its own
+// (builder.LauncherJobName), which removes that cause; for any other way
+// the Job controller can miss it, the operator removes that finalizer from
+// a launcher Pod of a Job that is gone, once the Pod has stopped and the
+// Job controller has had strandedAfter to do it itself.
 
 // strandedAfter is how long the Job controller has to release a stopped
 // Pod of a gone Job before the operator does.

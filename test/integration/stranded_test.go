@@ -17,8 +17,8 @@ import (
 // TestStoppedPodOfAGoneLauncherJobIsReleased: a launcher Pod of an
 // earlier launcher Job, which is gone, stopped and being deleted but held
 // by the Job controller's tracking finalizer (which kube-controller-manager
-// can leave behind after a restart recreates the Job under its name), is
-// released by the operator, with its own RBAC, and goes.
+// leaves behind when its cache misses the Job's deletion), is released by
+// the operator, with its own RBAC, and goes.
 func TestStoppedPodOfAGoneLauncherJobIsReleased(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
