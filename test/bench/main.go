@@ -62,25 +62,28 @@ type options struct {
 func main() {
 	var o options
 	var sizes, noise string
-	flag.StringVar(&o.kubeconfig, "kubeconfig", "/var/lib/mpi-operator-bench/admin.conf", "kubeconfig of the benchmark cluster")
-	flag.StringVar(&o.operator, "operator", "bin/mpi-operator", "operator binary, started as a separate process")
-	flag.StringVar(&o.out, "out", "_output/bench", "folder for the raw results and the plot")
-	flag.StringVar(&o.auditLog, "audit-log", "/var/lib/mpi-operator-bench/logs/audit.log", "the benchmark cluster's audit log")
-	flag.StringVar(&o.role, "role", "config/rbac/role.yaml", "the ClusterRole the operator runs with")
-	flag.StringVar(&o.docs, "docs", "", "page whose generated part gets this run's tables (empty: none)")
-	flag.StringVar(&o.command, "command", "", "the command to name in the docs (default: this one)")
-	flag.StringVar(&sizes, "sizes", "10,100,1000", "worker counts")
-	flag.IntVar(&o.runs, "runs", 3, "runs per size")
-	flag.IntVar(&o.nodes, "nodes", 1000, "kwok nodes")
-	flag.StringVar(&noise, "noise", "", "unrelated Pod counts of the memory scenario, e.g. 0,10000,30000 (empty: skip)")
-	flag.IntVar(&o.idleJobs, "idle-jobs", 0, "suspended MPIJobs of the memory scenario")
-	flag.IntVar(&o.throughputJobs, "throughput-jobs", 0, "concurrent 8-worker jobs of the throughput scenario (0: skip)")
-	flag.StringVar(&o.operatorArgs, "operator-args", "", "more flags for the operator, split on spaces")
-	flag.IntVar(&o.parallelism, "create-parallelism", 150, "creations in flight, of the operator (per job) and of the floor client alike")
-	flag.Float64Var(&o.qps, "qps", 500, "client QPS, of the operator and of the floor client alike")
-	flag.IntVar(&o.burst, "burst", 1000, "client burst, of the operator and of the floor client alike")
-	flag.BoolVar(&o.scale, "scale", false, "jobs clean all Pods when done; time that and the MPIJob's deletion, and report CPU and memory per worker")
-	flag.Parse()
+	// A flag set of its own: a package linked in (controller-runtime's
+	// client config) registers its own -kubeconfig on the global one.
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "/var/lib/mpi-operator-bench/admin.conf", "kubeconfig of the benchmark cluster")
+	fs.StringVar(&o.operator, "operator", "bin/mpi-operator", "operator binary, started as a separate process")
+	fs.StringVar(&o.out, "out", "_output/bench", "folder for the raw results and the plot")
+	fs.StringVar(&o.auditLog, "audit-log", "/var/lib/mpi-operator-bench/logs/audit.log", "the benchmark cluster's audit log")
+	fs.StringVar(&o.role, "role", "config/rbac/role.yaml", "the ClusterRole the operator runs with")
+	fs.StringVar(&o.docs, "docs", "", "page whose generated part gets this run's tables (empty: none)")
+	fs.StringVar(&o.command, "command", "", "the command to name in the docs (default: this one)")
+	fs.StringVar(&sizes, "sizes", "10,100,1000", "worker counts")
+	fs.IntVar(&o.runs, "runs", 3, "runs per size")
+	fs.IntVar(&o.nodes, "nodes", 1000, "kwok nodes")
+	fs.StringVar(&noise, "noise", "", "unrelated Pod counts of the memory scenario, e.g. 0,10000,30000 (empty: skip)")
+	fs.IntVar(&o.idleJobs, "idle-jobs", 0, "suspended MPIJobs of the memory scenario")
+	fs.IntVar(&o.throughputJobs, "throughput-jobs", 0, "concurrent 8-worker jobs of the throughput scenario (0: skip)")
+	fs.StringVar(&o.operatorArgs, "operator-args", "", "more flags for the operator, split on spaces")
+	fs.IntVar(&o.parallelism, "create-parallelism", 150, "creations in flight, of the operator (per job) and of the floor client alike")
+	fs.Float64Var(&o.qps, "qps", 500, "client QPS, of the operator and of the floor client alike")
+	fs.IntVar(&o.burst, "burst", 1000, "client burst, of the operator and of the floor client alike")
+	fs.BoolVar(&o.scale, "scale", false, "jobs clean all Pods when done; time that and the MPIJob's deletion, and report CPU and memory per worker")
+	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits
 	for _, s := range strings.Split(sizes, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
