@@ -7,9 +7,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,50 +63,5 @@ func TestSuccessorUnderUpstreamsNameStaysTheLauncher(t *testing.T) {
 	}
 	if now := f.job(t, job); !isTrue(&now.Status, kubeflow.JobRunning) {
 		t.Errorf("conditions %+v, want Running on with %s", now.Status.Conditions, current.Name)
-	}
-}
-
-// Found by make chaos-short (seed 12320): a worker was lost while no
-// operator led, the launcher failed for it, then the job was suspended
-// and resumed, and the suspend's own deletion of worker 0 came first in
-// index order. Its later time made the launcher's failure look like the
-// program's, and the job ended Failed. The earliest loss decides.
-func TestEarliestLossDecidesWhatTheLauncherFailedFor(t *testing.T) {
-	f, job, start := runningJob(t, 0)
-	f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) {
-		p.Status.Phase = corev1.PodFailed
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "launcher",
-			State: corev1.ContainerState{Terminated: exited(1, start.Add(31*time.Second))}}}
-	})
-	f.updateLauncher(t, func(l *batchv1.Job) {
-		now := metav1.NewTime(start.Add(32 * time.Second))
-		l.Status.Active, l.Status.Failed = 0, 1
-		l.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: now},
-		}
-	})
-	// Worker 1 went unseen; worker 0 is being deleted now, long after.
-	f.deletePod(t, "pi-worker-1")
-	w0 := &corev1.Pod{}
-	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-worker-0"}, w0); err != nil {
-		t.Fatal(err)
-	}
-	w0.Finalizers = []string{"test/hold"}
-	if err := f.client.Update(context.Background(), w0); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.client.Delete(context.Background(), w0); err != nil {
-		t.Fatal(err)
-	}
-	f.clock.SetTime(start.Add(2 * time.Minute))
-	f.reconcile(t, job)
-
-	got := f.job(t, job)
-	if isTrue(&got.Status, kubeflow.JobFailed) {
-		t.Fatalf("job Failed, though its launcher failed after worker 1 was lost: %+v", got.Status.Conditions)
-	}
-	if _, ok := got.Annotations[AnnotationRestart]; !ok {
-		t.Errorf("no restart recorded")
 	}
 }
