@@ -1,0 +1,239 @@
+// Command startup measures where a small MPIJob's start goes on the local
+// cluster (hack/cluster/up.sh): an Open MPI job running /opt/mpi/ranks on
+// one rank per worker is created RUNS times, and each phase's end (worker
+// Pods created, scheduled, started, sshd listening, the launcher's Pod,
+// its wait for the workers' names, its start, the first rank's output,
+// Succeeded) is printed per run and as the median, from the MPIJob's
+// create. hack/measure-startup.sh runs it.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
+)
+
+type options struct {
+	kubeconfig, image string
+	workers, runs     int
+	sshPort           int
+	timeout           time.Duration
+}
+
+func main() {
+	var o options
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "/var/lib/mpi-operator-cluster/admin.conf", "kubeconfig of the local cluster")
+	fs.StringVar(&o.image, "image", "mpi-operator.local/openmpi:e2e", "Open MPI image with /opt/mpi/ranks")
+	fs.IntVar(&o.workers, "workers", 3, "workers (one rank each)")
+	fs.IntVar(&o.runs, "runs", 5, "runs; the median is printed after them")
+	fs.IntVar(&o.sshPort, "ssh-port", 22, "the workers' sshd port")
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "longest a run may take")
+	_ = fs.Parse(os.Args[1:])
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "startup:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = kubeflow.AddToScheme(scheme)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	var all []map[phase]time.Duration
+	for i := 1; i <= o.runs; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+		times, err := once(ctx, cs, c, o, fmt.Sprintf("startup-%d-%d", o.workers, i))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+		fmt.Printf("N=%d run %d: %s\n", o.workers, i, summary(times))
+		all = append(all, times)
+	}
+	printTable(o, all)
+	return nil
+}
+
+// once runs one job in a namespace of its own and returns its phases.
+func once(ctx context.Context, cs kubernetes.Interface, c client.Client, o options, ns string) (map[phase]time.Duration, error) {
+	if err := freshNamespace(ctx, cs, ns); err != nil {
+		return nil, err
+	}
+	// The namespace goes when the run ends, its Pods with it; the next run
+	// does not wait for that.
+	defer func() {
+		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	}()
+	job := ranksJob(ns, o)
+	start := time.Now()
+	w := newPodWatch(start, o.sshPort)
+	watchCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	if err := w.run(watchCtx, cs, ns); err != nil {
+		return nil, err
+	}
+	// The watch's start is not the job's: the clock starts at the create.
+	w.start = time.Now()
+	if err := c.Create(ctx, job); err != nil {
+		return nil, err
+	}
+	var done time.Duration
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		got := &kubeflow.MPIJob{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+			return false, err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Status != corev1.ConditionTrue {
+				continue
+			}
+			switch cond.Type {
+			case kubeflow.JobSucceeded:
+				done = time.Since(w.start)
+				return true, nil
+			case kubeflow.JobFailed:
+				return false, fmt.Errorf("job failed: %s", cond.Message)
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	times := w.times(o.workers)
+	times[phaseSucceeded] = done
+	if t, ok, err := firstRankLine(ctx, cs, ns, w.launcherPod); err != nil {
+		return nil, err
+	} else if ok {
+		times[phaseFirstOutput] = t.Sub(w.start)
+	}
+	return times, nil
+}
+
+// ranksJob is hack/measure-startup.sh's job: /opt/mpi/ranks on one rank
+// per worker, with upstream's defaults otherwise (AtStartup: the launcher
+// waits for the workers' names in its init container).
+func ranksJob(ns string, o options) *kubeflow.MPIJob {
+	job := testjob.MakeMPIJob("ranks", ns).Workers(int32(o.workers)).CleanPodPolicy(kubeflow.CleanPodPolicyAll).Obj()
+	for rt, spec := range job.Spec.MPIReplicaSpecs {
+		c := &spec.Template.Spec.Containers[0]
+		c.Image, c.ImagePullPolicy = o.image, corev1.PullNever
+		if rt == kubeflow.MPIReplicaTypeLauncher {
+			c.Command = []string{"mpirun", "-n", fmt.Sprint(o.workers), "/opt/mpi/ranks"}
+		}
+	}
+	return job
+}
+
+// firstRankLine is the kubelet's timestamp of the launcher's first RANK
+// line: the output of rank 0, after every rank joined.
+func firstRankLine(ctx context.Context, cs kubernetes.Interface, ns, pod string) (time.Time, bool, error) {
+	if pod == "" {
+		return time.Time{}, false, nil
+	}
+	stream, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: "launcher", Timestamps: true}).Stream(ctx)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("launcher log: %w", err)
+	}
+	defer func() { _ = stream.Close() }()
+	sc := bufio.NewScanner(stream)
+	for sc.Scan() {
+		stamp, text, _ := strings.Cut(sc.Text(), " ")
+		if !strings.HasPrefix(text, "RANK ") {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("launcher log timestamp %q: %w", stamp, err)
+		}
+		return t, true, nil
+	}
+	return time.Time{}, false, sc.Err()
+}
+
+// freshNamespace makes ns, waiting for an earlier one of that name to go.
+func freshNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	return wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			_ = cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+func summary(times map[phase]time.Duration) string {
+	var parts []string
+	for _, p := range phases {
+		if t, ok := times[p]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.2fs", shortNames[p], t.Seconds()))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printTable prints each phase's end and its own length, as medians over
+// the runs, in Markdown.
+func printTable(o options, all []map[phase]time.Duration) {
+	fmt.Printf("\nN=%d, median of %d runs (seconds from the MPIJob's create)\n\n", o.workers, len(all))
+	fmt.Println("| phase ends | at | phase length |")
+	fmt.Println("| --- | --- | --- |")
+	var prev time.Duration
+	for _, p := range phases {
+		var ts []time.Duration
+		for _, times := range all {
+			if t, ok := times[p]; ok {
+				ts = append(ts, t)
+			}
+		}
+		if len(ts) == 0 {
+			fmt.Printf("| %s | not seen | |\n", p)
+			continue
+		}
+		m := median(ts)
+		fmt.Printf("| %s | %.2f | %+.2f |\n", p, m.Seconds(), (m - prev).Seconds())
+		prev = m
+	}
+}
+
+func median(ts []time.Duration) time.Duration {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
