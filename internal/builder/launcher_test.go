@@ -1,7 +1,9 @@
 package builder
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -426,6 +428,40 @@ func TestWaitForWorkersScriptReadsEveryHostfileSyntax(t *testing.T) {
 		if !strings.Contains(waitForWorkersScript, "sed -e 's/[ :].*//' /etc/mpi/hostfile") {
 			t.Errorf("script no longer uses the tested expression: %s", waitForWorkersScript)
 		}
+	}
+}
+
+// The script under sh with a getent that resolves the second worker only
+// at its third query: the script waits for it, says so once, and ends.
+func TestWaitForWorkersScriptWaitsForEachName(t *testing.T) {
+	dir := t.TempDir()
+	hostfile := filepath.Join(dir, "hostfile")
+	if err := os.WriteFile(hostfile, []byte("w0 slots=1\nw1 slots=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getent := `#!/bin/sh
+echo "$2" >> "$(dirname "$0")/queries"
+[ "$2" = w0 ] && exit 0
+[ "$(grep -c "^$2$" "$(dirname "$0")/queries")" -ge 3 ]
+`
+	if err := os.WriteFile(filepath.Join(dir, "getent"), []byte(getent), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", strings.ReplaceAll(waitForWorkersScript, HostfilePath, hostfile))
+	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("script: %v\n%s", err, out)
+	}
+	if string(out) != "waiting for w1 to resolve\n" {
+		t.Errorf("output %q, want one line for w1", out)
+	}
+	queries, err := os.ReadFile(filepath.Join(dir, "queries"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(queries) != "w0\nw1\nw1\nw1\n" {
+		t.Errorf("queries %q, want w0 once, w1 until it resolved", queries)
 	}
 }
 

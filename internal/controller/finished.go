@@ -32,6 +32,15 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, s *state) error {
 	return errors.Join(r.releaseStranded(ctx, s, kids), r.cleanupPods(ctx, s, kids))
 }
 
+// succeed ends a job whose launcher succeeded: mpirun's exit 0 is the
+// program's outcome, so no deadline, lost or failed worker, or restart
+// changes it, and nothing more is made.
+func (r *Reconciler) succeed(ctx context.Context, s *state, kids *children) error {
+	updateReplicaStatuses(s, kids)
+	updateProgress(s, kids)
+	return r.cleanupPods(ctx, s, kids)
+}
+
 // requeueForTTL asks for a reconcile when a finished job's TTL runs out.
 // The reconcile that finishes a job only asks: the job is deleted by a
 // later one, so its outcome is always written first.

@@ -74,6 +74,10 @@ func updateReplicaStatuses(s *state, kids *children) {
 		launcher.Active = l.Status.Active
 		launcher.Succeeded = l.Status.Succeeded
 		launcher.Failed = l.Status.Failed
+		if kids.launcherSucceeded {
+			// Ahead of the Job controller's count (launcherSucceeded).
+			launcher.Active, launcher.Succeeded = 0, max(launcher.Succeeded, 1)
+		}
 	}
 	s.status.ReplicaStatuses = map[kubeflow.MPIReplicaType]*kubeflow.ReplicaStatus{
 		kubeflow.MPIReplicaTypeLauncher: launcher,
@@ -108,7 +112,7 @@ func settleActive(s *state, kids *children, cleaned func(*corev1.Pod) bool) {
 	}
 	if l := s.status.ReplicaStatuses[kubeflow.MPIReplicaTypeLauncher]; l != nil {
 		l.Active = 0
-		if kids.launcher != nil && !isJobFinished(kids.launcher) {
+		if kids.launcher != nil && !isJobFinished(kids.launcher) && !kids.launcherSucceeded {
 			l.Active = kids.launcher.Status.Active
 		}
 	}
@@ -120,7 +124,7 @@ func updateProgress(s *state, kids *children) {
 	job, l := s.job, kids.launcher
 	name := job.Namespace + "/" + job.Name
 	if l != nil {
-		if c := jobCondition(l, batchv1.JobComplete); c != nil {
+		if kids.launcherSucceeded {
 			msg := fmt.Sprintf("MPIJob %s successfully completed.", name)
 			setCondition(s.status, kubeflow.JobSucceeded, corev1.ConditionTrue, ReasonSucceeded, msg, s.now)
 			setFalseIfPresent(s.status, kubeflow.JobRunning, ReasonSucceeded, msg, s.now)

@@ -202,6 +202,9 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 		return r.suspend(ctx, s, kids)
 	}
 	markStarted(s)
+	if kids.launcherSucceeded {
+		return r.succeed(ctx, s, kids)
+	}
 	if done, err := r.enforceDeadline(ctx, s, kids); done || err != nil {
 		return err
 	}

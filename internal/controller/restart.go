@@ -48,7 +48,7 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 		return false, nil
 	}
 	l := kids.launcher
-	if l == nil || l.Status.StartTime == nil || jobCondition(l, batchv1.JobComplete) != nil {
+	if l == nil || l.Status.StartTime == nil || kids.launcherSucceeded {
 		return false, nil
 	}
 	pod, at := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time, r.listing(ctx, s.job, r.Options))
