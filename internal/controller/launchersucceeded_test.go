@@ -14,11 +14,11 @@ import (
 
 // launcherPodSucceeded plays the kubelet: mpirun exited 0. The Job
 // controller has not counted the Pod yet, which takes it about two
-// seconds.
+// seconds; the kubelet writes the Pod's Succeeded phase about a second
+// after the exit.
 func (f *fixture) launcherPodSucceeded(t *testing.T, at time.Time) {
 	t.Helper()
 	f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) {
-		p.Status.Phase = corev1.PodSucceeded
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "launcher",
 			State: corev1.ContainerState{Terminated: exited(0, at)}}}
 	})
@@ -29,7 +29,10 @@ func (f *fixture) launcherPodSucceeded(t *testing.T, at time.Time) {
 // worker lost or failed, the deadline) changes the outcome.
 func TestLauncherPodSuccessEndsTheJob(t *testing.T) {
 	cases := map[string]func(f *fixture, start time.Time){
-		"nothing else":     func(*fixture, time.Time) {},
+		"nothing else": func(*fixture, time.Time) {},
+		"the Pod's phase written": func(f *fixture, _ time.Time) {
+			f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
+		},
 		"a worker evicted": func(f *fixture, start time.Time) { f.updatePod(t, "pi-worker-1", disrupt(start.Add(41*time.Second))) },
 		"a worker failed": func(f *fixture, start time.Time) {
 			f.updatePod(t, "pi-worker-1", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed })
@@ -77,5 +80,36 @@ func TestSucceededPodOfAFailingLauncherIsNotSuccess(t *testing.T) {
 	f.reconcile(t, job)
 	if got := f.job(t, job); isTrue(&got.Status, kubeflow.JobSucceeded) {
 		t.Errorf("conditions %+v: Succeeded while the launcher Job fails", got.Status.Conditions)
+	}
+}
+
+// Only a Pod whose every container exited 0, none to be restarted, counts
+// before its phase says so.
+func TestSucceeds(t *testing.T) {
+	done := func(code int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
+	}
+	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	pod := func(policy corev1.RestartPolicy, containers int, statuses ...corev1.ContainerStatus) *corev1.Pod {
+		p := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: policy, Containers: make([]corev1.Container, containers)}}
+		p.Status.Phase, p.Status.ContainerStatuses = corev1.PodRunning, statuses
+		return p
+	}
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		want bool
+	}{
+		"exited 0, Never":             {pod(corev1.RestartPolicyNever, 1, done(0)), true},
+		"exited 0, OnFailure":         {pod(corev1.RestartPolicyOnFailure, 1, done(0)), true},
+		"exited 0, Always: restarted": {pod(corev1.RestartPolicyAlways, 1, done(0)), false},
+		"exited 1":                    {pod(corev1.RestartPolicyNever, 1, done(1)), false},
+		"a sidecar still runs":        {pod(corev1.RestartPolicyNever, 2, done(0), running), false},
+		"a container not reported":    {pod(corev1.RestartPolicyNever, 2, done(0)), false},
+		"no status yet":               {pod(corev1.RestartPolicyNever, 1), false},
+	}
+	for name, tc := range cases {
+		if got := succeeds(tc.pod); got != tc.want {
+			t.Errorf("%s: succeeds = %v, want %v", name, got, tc.want)
+		}
 	}
 }

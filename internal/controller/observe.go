@@ -42,10 +42,11 @@ type children struct {
 	// of a second.
 	launcherRunning bool
 	// launcherSucceeded: the launcher Job is Complete, or a Pod of it
-	// Succeeded and the Job is not failing. With one completion that Pod's
-	// success is the Job's, which the Job controller writes about two
-	// seconds later: it takes Pod events in batches of a second and counts
-	// a finished Pod in two writes (hack/measure-startup.sh measured 2.1 s).
+	// succeeds (succeeds) and the Job is not failing. With one completion
+	// that Pod's success is the Job's, which the Job controller writes
+	// about two seconds later: it takes Pod events in batches of a second
+	// and counts a finished Pod in two writes (hack/measure-startup.sh
+	// measured 2.1 s).
 	launcherSucceeded bool
 }
 
@@ -154,7 +155,7 @@ func (r *Reconciler) observeLauncherPods(ctx context.Context, job *kubeflow.MPIJ
 		case kids.launcher != nil && metav1.IsControlledBy(p, kids.launcher):
 			kids.launcherPods = append(kids.launcherPods, p)
 			kids.launcherRunning = kids.launcherRunning || isRunning(p)
-			kids.launcherSucceeded = kids.launcherSucceeded || p.Status.Phase == corev1.PodSucceeded
+			kids.launcherSucceeded = kids.launcherSucceeded || succeeds(p)
 		default:
 			if !isPodFinished(p) {
 				kids.formerLaunchers = append(kids.formerLaunchers, p)
@@ -188,6 +189,26 @@ func isPodReady(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// succeeds reports whether a Pod has Succeeded or will: every container
+// exited 0, and none is restarted (the Pod's restartPolicy is not
+// Always). The kubelet writes the Succeeded phase only once it has torn
+// the Pod down, a second after it reports the exit (hack/measure-startup.sh).
+func succeeds(pod *corev1.Pod) bool {
+	if pod.Status.Phase == corev1.PodSucceeded {
+		return true
+	}
+	if pod.Status.Phase == corev1.PodFailed || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways ||
+		len(pod.Status.ContainerStatuses) < len(pod.Spec.Containers) {
+		return false
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if t := c.State.Terminated; t == nil || t.ExitCode != 0 {
+			return false
+		}
+	}
+	return len(pod.Status.ContainerStatuses) > 0
 }
 
 func isPodFinished(pod *corev1.Pod) bool {
