@@ -34,10 +34,18 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, s *state) error {
 
 // succeed ends a job whose launcher succeeded: mpirun's exit 0 is the
 // program's outcome, so no deadline, lost or failed worker, or restart
-// changes it, and nothing more is made.
+// changes it, and nothing more is made. The outcome is written first and
+// the workers cleaned up by the next reconcile, so that deleting them (a
+// second for 20 workers on a busy node, measured) does not hold it back.
 func (r *Reconciler) succeed(ctx context.Context, s *state, kids *children) error {
 	updateReplicaStatuses(s, kids)
 	updateProgress(s, kids)
+	if !isTrue(&s.job.Status, kubeflow.JobSucceeded) {
+		// The write counts as active only what cleanup will leave.
+		settleActive(s, kids, cleanedBy(*s.job.Spec.RunPolicy.CleanPodPolicy))
+		s.requeueAfter(time.Millisecond)
+		return nil
+	}
 	return r.cleanupPods(ctx, s, kids)
 }
 

@@ -59,6 +59,11 @@ func TestLauncherPodSuccessEndsTheJob(t *testing.T) {
 			if l.Active != 0 || l.Succeeded != 1 {
 				t.Errorf("launcher counts active %d succeeded %d, want 0 and 1", l.Active, l.Succeeded)
 			}
+			// The outcome first, then the cleanup.
+			if f.writes["delete Pod"] != 0 {
+				t.Errorf("writes %v: workers deleted before the outcome was written", f.writes)
+			}
+			f.reconcile(t, job)
 			if f.writes["delete Pod"] == 0 {
 				t.Errorf("writes %v: cleanPodPolicy All deleted no worker", f.writes)
 			}

@@ -91,11 +91,10 @@ func once(ctx context.Context, cs kubernetes.Interface, c client.Client, o optio
 	if err := freshNamespace(ctx, cs, ns); err != nil {
 		return nil, err
 	}
-	// The namespace goes when the run ends, its Pods with it; the next run
-	// does not wait for that.
-	defer func() {
-		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	}()
+	// The namespace goes when the run ends, its Pods with it, before the
+	// next run starts: Pods stopping would compete with the next job's
+	// for the node's CPU.
+	defer gone(cs, ns)
 	job := ranksJob(ns, o)
 	start := time.Now()
 	w := newPodWatch(start, o.sshPort)
@@ -183,6 +182,18 @@ func firstRankLine(ctx context.Context, cs kubernetes.Interface, ns, pod string)
 	return time.Time{}, false, sc.Err()
 }
 
+// gone deletes namespace ns and waits, at most two minutes, until it is
+// gone.
+func gone(cs kubernetes.Interface, ns string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_ = cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
 // freshNamespace makes ns, waiting for an earlier one of that name to go.
 func freshNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {
 	return wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -205,13 +216,17 @@ func summary(times map[phase]time.Duration) string {
 	return strings.Join(parts, ", ")
 }
 
-// printTable prints each phase's end and its own length, as medians over
-// the runs, in Markdown.
+// printTable prints each phase's end, as the median over the runs, in the
+// order they end, and how long after the one before it ended, in Markdown.
 func printTable(o options, all []map[phase]time.Duration) {
 	fmt.Printf("\nN=%d, median of %d runs (seconds from the MPIJob's create)\n\n", o.workers, len(all))
-	fmt.Println("| phase ends | at | phase length |")
+	fmt.Println("| phase ends | at | after the row before |")
 	fmt.Println("| --- | --- | --- |")
-	var prev time.Duration
+	type row struct {
+		p phase
+		m time.Duration
+	}
+	var rows []row
 	for _, p := range phases {
 		var ts []time.Duration
 		for _, times := range all {
@@ -219,13 +234,15 @@ func printTable(o options, all []map[phase]time.Duration) {
 				ts = append(ts, t)
 			}
 		}
-		if len(ts) == 0 {
-			fmt.Printf("| %s | not seen | |\n", p)
-			continue
+		if len(ts) > 0 {
+			rows = append(rows, row{p, median(ts)})
 		}
-		m := median(ts)
-		fmt.Printf("| %s | %.2f | %+.2f |\n", p, m.Seconds(), (m - prev).Seconds())
-		prev = m
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return int(a.m - b.m) })
+	var prev time.Duration
+	for _, r := range rows {
+		fmt.Printf("| %s | %.2f | +%.2f |\n", r.p, r.m.Seconds(), (r.m - prev).Seconds())
+		prev = r.m
 	}
 }
 

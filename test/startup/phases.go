@@ -21,6 +21,7 @@ import (
 type phase string
 
 const (
+	phaseFirstWorker     phase = "first worker Pod created"
 	phaseWorkersCreated  phase = "worker Pods created"
 	phaseScheduled       phase = "worker Pods scheduled"
 	phaseStarted         phase = "worker containers started"
@@ -37,7 +38,7 @@ const (
 
 // phases in the order they are printed.
 var phases = []phase{
-	phaseWorkersCreated, phaseScheduled, phaseStarted, phaseSSHD,
+	phaseFirstWorker, phaseWorkersCreated, phaseScheduled, phaseStarted, phaseSSHD,
 	phaseLauncherCreated, phaseNamesResolved, phaseLauncherStarted,
 	phaseFirstOutput, phaseLauncherExited, phaseCriteriaMet, phaseJobComplete,
 	phaseSucceeded,
@@ -45,7 +46,7 @@ var phases = []phase{
 
 // shortNames label a run's one-line summary.
 var shortNames = map[phase]string{
-	phaseWorkersCreated: "created", phaseScheduled: "scheduled", phaseStarted: "started",
+	phaseFirstWorker: "first-worker", phaseWorkersCreated: "created", phaseScheduled: "scheduled", phaseStarted: "started",
 	phaseSSHD: "sshd", phaseLauncherCreated: "launcher-pod", phaseNamesResolved: "names",
 	phaseLauncherStarted: "launcher", phaseFirstOutput: "rank-output",
 	phaseLauncherExited: "exited", phaseCriteriaMet: "criteria-met",
@@ -223,6 +224,11 @@ func (w *podWatch) times(n int) map[phase]time.Duration {
 		}
 		if count >= n {
 			out[p] = last
+		}
+	}
+	for _, seen := range w.workers {
+		if t, ok := out[phaseFirstWorker]; !ok || seen[phaseWorkersCreated] < t {
+			out[phaseFirstWorker] = seen[phaseWorkersCreated]
 		}
 	}
 	for p, t := range w.launcher {
