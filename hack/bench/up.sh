@@ -38,12 +38,15 @@ build_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubect
 pki
 control_plane
 stages=()
-# pod-stop.yaml replaces kwok's pod-delete stage (it says why).
+# pod-stop.yaml and test/podremover replace kwok's pod-delete stage (they
+# say why).
 for f in "$DIR/bin/kwok-stages/"*.yaml "$here"/launcher-*.yaml "$here"/pod-stop.yaml; do
   [[ $f == */kwok-stages/pod-delete.yaml ]] || stages+=(--config "$f")
 done
 start kwok "$DIR/bin/kwok" --kubeconfig "$DIR/admin.conf" \
   --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
   --node-lease-duration-seconds 40 --server-address 127.0.0.1:10247 "${stages[@]}"
+(cd "$REPO" && go build -o "$DIR/podremover" ./test/podremover)
+start podremover "$DIR/podremover" --kubeconfig "$DIR/admin.conf"
 kctl apply --server-side -f "$REPO/config/crd/bases/" >/dev/null
 step "benchmark cluster up; KUBECONFIG=$DIR/admin.conf; logs in $LOGS"

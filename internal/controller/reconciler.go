@@ -220,10 +220,13 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if formed, err := r.reconcileGang(ctx, s.job); !formed || err != nil {
 		return err
 	}
-	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {
+	// The launcher Job before the workers: its Pod then starts beside
+	// theirs (its init container waits for their names), and the Job
+	// controller's turn to make it no longer comes after the last worker.
+	if err := r.reconcileLauncher(ctx, s, kids); err != nil {
 		return err
 	}
-	if err := r.reconcileLauncher(ctx, s, kids); err != nil {
+	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {
 		return err
 	}
 	updateReplicaStatuses(s, kids)
