@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,6 +58,11 @@ type options struct {
 	burst                     int
 	// scale adds, per job, cleanPodPolicy All and the cleanup timings.
 	scale bool
+	// upstream is kubeflow/mpi-operator's binary, run after this operator
+	// through the same startup and throughput scenarios (empty: skip).
+	upstream       string
+	peerRuns       int
+	throughputRuns int
 }
 
 func main() {
@@ -82,6 +88,9 @@ func main() {
 	fs.IntVar(&o.parallelism, "create-parallelism", 150, "creations in flight, of the operator (per job) and of the floor client alike")
 	fs.Float64Var(&o.qps, "qps", 500, "client QPS, of the operator and of the floor client alike")
 	fs.IntVar(&o.burst, "burst", 1000, "client burst, of the operator and of the floor client alike")
+	fs.StringVar(&o.upstream, "upstream", "", "kubeflow/mpi-operator's binary (hack/build-upstream.sh), measured after this one (empty: skip)")
+	fs.IntVar(&o.peerRuns, "peer-runs", 1, "runs per size of each upstream configuration")
+	fs.IntVar(&o.throughputRuns, "throughput-runs", 1, "runs of the throughput scenario (its median is the figure)")
 	fs.BoolVar(&o.scale, "scale", false, "jobs clean all Pods when done; time that and the MPIJob's deletion, and report CPU and memory per worker")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits
 	for _, s := range strings.Split(sizes, ",") {
@@ -178,13 +187,20 @@ func run(ctx context.Context, o options) error {
 	if err := writeJSON(o.out, "startup.json", all); err != nil {
 		return err
 	}
-	if o.throughputJobs > 0 {
+	var tput []throughputResult
+	for r := range o.throughputRuns {
+		if o.throughputJobs == 0 {
+			break
+		}
 		res, err := e.throughput(ctx, o.throughputJobs, 8)
 		if err != nil {
-			return fmt.Errorf("throughput: %w", err)
+			return fmt.Errorf("throughput run %d: %w", r, err)
 		}
-		e.rep.throughput(res)
-		if err := writeJSON(o.out, "throughput.json", res); err != nil {
+		tput = append(tput, res)
+	}
+	if len(tput) > 0 {
+		e.rep.throughput(tput)
+		if err := writeJSON(o.out, "throughput.json", tput); err != nil {
 			return err
 		}
 	}
@@ -195,6 +211,25 @@ func run(ctx context.Context, o options) error {
 		}
 		e.rep.memory(samples)
 		if err := writeJSON(o.out, "memory.json", samples); err != nil {
+			return err
+		}
+	}
+	if o.upstream != "" {
+		// One operator at a time: this one stops before upstream starts,
+		// and the memory scenario's Pods and MPIJobs go, which upstream
+		// would otherwise list and reconcile.
+		stop()
+		for _, ns := range []string{"noise", "idle-jobs"} {
+			if err := dropNamespace(ctx, e.cs, ns); err != nil {
+				return err
+			}
+		}
+		peers, err := e.peer(ctx)
+		if err != nil {
+			return fmt.Errorf("upstream: %w", err)
+		}
+		e.rep.peer(o, all, tput, peers)
+		if err := writeJSON(o.out, "upstream.json", peers); err != nil {
 			return err
 		}
 	}
@@ -275,11 +310,12 @@ func (e *env) startOperator(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("starting the operator: %w", err)
 	}
 	e.operatorPID = cmd.Process.Pid
-	stop := func() {
+	// Once: run stops the operator before upstream's, and defers it too.
+	stop := sync.OnceFunc(func() {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
 		_ = logf.Close()
-	}
+	})
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		out, err := exec.Command("curl", "-sf", "http://127.0.0.1:18081/readyz").Output()
 		return err == nil && strings.TrimSpace(string(out)) == "ok", nil

@@ -155,18 +155,36 @@ func (r *report) requests(all []startupResult) {
 	r.printf("\n")
 }
 
-func (r *report) throughput(t throughputResult) {
-	r.printf("\nThroughput: %d MPIJobs of %d workers created at once (1 run)\n\n", t.Jobs, t.Workers)
+func (r *report) throughput(runs []throughputResult) {
+	t := runs[0]
+	r.printf("\nThroughput: %d MPIJobs of %d workers created at once (median of %d runs)\n\n", t.Jobs, t.Workers, len(runs))
+	of := func(get func(throughputResult) time.Duration) time.Duration {
+		var ds []time.Duration
+		for _, run := range runs {
+			ds = append(ds, get(run))
+		}
+		return median(ds)
+	}
 	r.printf("| milestone | time |\n| --- | --- |\n")
-	r.printf("| all worker Pods created | %s |\n", ms(t.WorkersCreated))
-	r.printf("| all launcher Pods created (by the Job controller) | %s |\n", ms(t.LaunchersCreated))
-	r.printf("| all worker Pods Running | %s |\n", ms(t.WorkersRunning))
-	r.printf("| all launcher Pods Running | %s |\n", ms(t.LaunchersRunning))
-	r.printf("| all MPIJobs Running | %s |\n", ms(t.AllRunning))
-	r.printf("| all MPIJobs Succeeded (launchers complete 5 s after they run) | %s |\n", ms(t.AllSucceeded))
-	r.printf("| floor: %d bare Pods Running | %s |\n", t.Jobs*(t.Workers+1), ms(t.Floor))
-	if t.Floor > 0 {
-		r.printf("\nratio all Running / floor: %.2f (target ≤ 1.5)\n", float64(t.AllRunning)/float64(t.Floor))
+	r.printf("| all worker Pods created | %s |\n", ms(of(func(t throughputResult) time.Duration { return t.WorkersCreated })))
+	r.printf("| all launcher Pods created (by the Job controller) | %s |\n", ms(of(func(t throughputResult) time.Duration { return t.LaunchersCreated })))
+	r.printf("| all worker Pods Running | %s |\n", ms(of(func(t throughputResult) time.Duration { return t.WorkersRunning })))
+	r.printf("| all launcher Pods Running | %s |\n", ms(of(func(t throughputResult) time.Duration { return t.LaunchersRunning })))
+	r.printf("| all MPIJobs Running | %s |\n", ms(of(func(t throughputResult) time.Duration { return t.AllRunning })))
+	r.printf("| all MPIJobs Succeeded (launchers complete 5 s after they run) | %s |\n", ms(of(func(t throughputResult) time.Duration { return t.AllSucceeded })))
+	r.printf("| floor: %d bare Pods Running | %s |\n", t.Jobs*(t.Workers+1), ms(of(func(t throughputResult) time.Duration { return t.Floor })))
+	var ratios []float64
+	for _, run := range runs {
+		if run.Floor > 0 {
+			ratios = append(ratios, float64(run.AllRunning)/float64(run.Floor))
+		}
+	}
+	if len(ratios) > 0 {
+		each := make([]string, len(ratios))
+		for i, v := range ratios {
+			each[i] = fmt.Sprintf("%.2f", v)
+		}
+		r.printf("\nratio all Running / floor: %.2f, the median of %s (target ≤ 1.2)\n", medianOf(ratios), strings.Join(each, ", "))
 	}
 }
 
@@ -175,5 +193,61 @@ func (r *report) memory(samples []memorySample) {
 	r.printf("| cluster holds | RSS | Go heap in use | RSS / RSS with none |\n| --- | --- | --- | --- |\n")
 	for _, s := range samples {
 		r.printf("| %s | %.1f MiB | %.1f MiB | %.2f |\n", s.What, s.RSSMiB, s.HeapMiB, s.RSSMiB/samples[0].RSSMiB)
+	}
+}
+
+// peer prints this operator, the floor and upstream's two configurations
+// side by side: for each job size and for the throughput scenario, the
+// time until every Pod runs (upstream) or the MPIJob is Running (this
+// operator, whose Running waits for every Pod), as medians.
+func (r *report) peer(o options, ours []startupResult, tput []throughputResult, peers []peerRun) {
+	configs := peerConfigs(o)
+	r.printf("\nThe peer: kubeflow/mpi-operator %s in the same run, one operator at a time (%d run(s) per size)\n\n", peerVersion(o.upstream), o.peerRuns)
+	r.printf("| job | this operator: MPIJob Running | floor: bare Pods Running |")
+	for _, c := range configs {
+		r.printf(" upstream, %s: all Pods Running (MPIJob Running) |", c.Name)
+	}
+	r.printf("\n| --- | --- | --- |%s\n", strings.Repeat(" --- |", len(configs)))
+	cell := func(jobs, n int, cfg string) string {
+		var pods, running []time.Duration
+		for _, p := range peers {
+			if p.Config == cfg && p.Jobs == jobs && p.Workers == n {
+				pods = append(pods, p.AllPodsRunning)
+				running = append(running, p.JobsRunning)
+			}
+		}
+		if len(pods) == 0 {
+			return " |"
+		}
+		jr := "never"
+		if m := median(running); m > 0 {
+			jr = ms(m).String()
+		}
+		return fmt.Sprintf(" %s (%s) |", ms(median(pods)), jr)
+	}
+	for _, n := range sizesOf(ours) {
+		rows := runsOf(ours, n)
+		r.printf("| 1 × %d workers | %s | %s |", n, ms(median(durations(rows, func(s startupResult) time.Duration { return s.JobRunning }))),
+			ms(median(durations(rows, func(s startupResult) time.Duration { return s.Floor }))))
+		for _, c := range configs {
+			r.printf("%s", cell(1, n, c.Name))
+		}
+		r.printf("\n")
+	}
+	if len(tput) > 0 {
+		var running, floor []time.Duration
+		for _, t := range tput {
+			running, floor = append(running, t.AllRunning), append(floor, t.Floor)
+		}
+		r.printf("| %d × %d workers | %s | %s |", tput[0].Jobs, tput[0].Workers, ms(median(running)), ms(median(floor)))
+		for _, c := range configs {
+			r.printf("%s", cell(tput[0].Jobs, tput[0].Workers, c.Name))
+		}
+		r.printf("\n")
+	}
+	for _, c := range configs {
+		if len(c.Args) > 0 {
+			r.printf("\nupstream, %s: `%s`\n", c.Name, strings.Join(c.Args, " "))
+		}
 	}
 }

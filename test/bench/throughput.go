@@ -34,26 +34,11 @@ type throughputResult struct {
 func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResult, error) {
 	res := throughputResult{Jobs: jobs, Workers: workers}
 	ns := fmt.Sprintf("throughput-%dx%d", jobs, workers)
-	if err := newNamespace(ctx, e.cs, ns); err != nil {
-		return res, err
-	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pt, err := watchPods(wctx, e.cs, ns, time.Now())
+	pt, start, err := e.startJobs(wctx, ns, jobs, workers)
 	if err != nil {
 		return res, err
-	}
-	start := time.Now()
-	pt.mu.Lock()
-	pt.start = start
-	pt.mu.Unlock()
-	err = benchcluster.Parallel(jobs, 50, func(i int) error {
-		job := benchJob(ns, int32(workers))
-		job.Name = fmt.Sprintf("job-%d", i)
-		return e.c.Create(ctx, job)
-	})
-	if err != nil {
-		return res, fmt.Errorf("creating jobs: %w", err)
 	}
 	deadline := time.Now().Add(15 * time.Minute)
 	for time.Now().Before(deadline) && res.AllSucceeded == 0 {
@@ -95,4 +80,30 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	}
 	res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0, false)
 	return res, err
+}
+
+// startJobs makes namespace ns, watches its Pods until ctx ends, and
+// creates jobs MPIJobs of n workers at once. The watch's clock, returned,
+// starts at the first create.
+func (e *env) startJobs(ctx context.Context, ns string, jobs, n int) (*podTimes, time.Time, error) {
+	if err := newNamespace(ctx, e.cs, ns); err != nil {
+		return nil, time.Time{}, err
+	}
+	pt, err := watchPods(ctx, e.cs, ns, time.Now())
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	start := time.Now()
+	pt.mu.Lock()
+	pt.start = start
+	pt.mu.Unlock()
+	err = benchcluster.Parallel(jobs, 50, func(i int) error {
+		job := benchJob(ns, int32(n))
+		job.Name = fmt.Sprintf("job-%d", i)
+		return e.c.Create(ctx, job)
+	})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("creating jobs: %w", err)
+	}
+	return pt, start, nil
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// peerVersion is upstream's release, read from the folder
+// hack/build-upstream.sh builds it into (upstream-<version>/mpi-operator).
+func peerVersion(binary string) string {
+	return strings.TrimPrefix(filepath.Base(filepath.Dir(binary)), "upstream-")
+}
+
+// peerConfig is one way of running kubeflow/mpi-operator (upstream).
+type peerConfig struct {
+	Name string   `json:"name"`
+	Args []string `json:"args"`
+}
+
+// peerConfigs are upstream at its defaults (client QPS 5, burst 10, 2
+// workers, a queue of 10 per second) and with those limits raised to what
+// this operator runs with (QPS and burst as -qps and -burst).
+func peerConfigs(o options) []peerConfig {
+	return []peerConfig{
+		{Name: "defaults"},
+		{Name: "limits raised", Args: []string{
+			"--kube-api-qps", fmt.Sprint(int(o.qps)), "--kube-api-burst", fmt.Sprint(o.burst),
+			"--threadiness", "50", "--controller-queue-rate-limit", "1000", "--controller-queue-burst", "2000",
+		}},
+	}
+}
+
+// peerRun is one job, or one throughput run, under upstream. Its Running
+// condition waits on its shared event queue, so with launchers that
+// complete 5 s after they run it may never appear: what counts is its
+// Pods, all Running.
+type peerRun struct {
+	Config         string        `json:"config"`
+	Jobs           int           `json:"jobs"`
+	Workers        int           `json:"workersPerJob"`
+	WorkersCreated time.Duration `json:"workersCreatedNs"`
+	AllPodsRunning time.Duration `json:"allPodsRunningNs"`
+	// JobsRunning is when every MPIJob said Running, 0 if not by 10 s
+	// after its Pods.
+	JobsRunning time.Duration `json:"jobsRunningNs"`
+}
+
+// peer runs each upstream configuration in turn, alone on the cluster,
+// through startup (each size, -peer-runs runs) and throughput.
+func (e *env) peer(ctx context.Context) ([]peerRun, error) {
+	var out []peerRun
+	for _, cfg := range peerConfigs(e.o) {
+		stop, err := e.startPeer(ctx, cfg)
+		if err != nil {
+			return out, err
+		}
+		for _, n := range e.o.sizes {
+			for r := range e.o.peerRuns {
+				res, err := e.peerJobs(ctx, cfg, fmt.Sprintf("peer-%d-%d", n, r), 1, n)
+				if err != nil {
+					stop()
+					return out, fmt.Errorf("upstream (%s) N=%d: %w", cfg.Name, n, err)
+				}
+				out = append(out, res)
+			}
+		}
+		if e.o.throughputJobs > 0 {
+			res, err := e.peerJobs(ctx, cfg, "peer-throughput", e.o.throughputJobs, 8)
+			if err != nil {
+				stop()
+				return out, fmt.Errorf("upstream (%s) throughput: %w", cfg.Name, err)
+			}
+			out = append(out, res)
+		}
+		stop()
+	}
+	return out, nil
+}
+
+// startPeer runs upstream's binary as a cluster admin (exempt from the API
+// server's priority and fairness, where this operator is not), with a
+// Lease namespace of its own so it leads at once, and waits until its
+// workers start.
+func (e *env) startPeer(ctx context.Context, cfg peerConfig) (func(), error) {
+	lockNS := "upstream-" + strings.ReplaceAll(cfg.Name, " ", "-")
+	_, err := e.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lockNS}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	logPath := filepath.Join(e.o.out, lockNS+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--kubeConfig", e.o.kubeconfig, "--lock-namespace", lockNS, "--monitoring-port", "0"}, cfg.Args...)
+	cmd := exec.CommandContext(ctx, e.o.upstream, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting upstream: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		_ = logf.Close()
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case <-exited:
+			return false, fmt.Errorf("upstream exited (log in %s)", logPath)
+		default:
+		}
+		raw, _ := os.ReadFile(logPath)
+		return strings.Contains(string(raw), "Started workers"), nil
+	})
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("upstream (%s) not started (log in %s): %w", cfg.Name, logPath, err)
+	}
+	fmt.Printf("upstream (%s) running: %s\n", cfg.Name, strings.Join(args[4:], " "))
+	return stop, nil
+}
+
+// peerJobs creates jobs MPIJobs of n workers at once in namespace ns and
+// times them until all their Pods run.
+func (e *env) peerJobs(ctx context.Context, cfg peerConfig, ns string, jobs, n int) (peerRun, error) {
+	res := peerRun{Config: cfg.Name, Jobs: jobs, Workers: n}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pt, start, err := e.startJobs(wctx, ns, jobs, n)
+	if err != nil {
+		return res, err
+	}
+	pods, polls := jobs*(n+1), 0
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 20*time.Minute, true, func(context.Context) (bool, error) {
+		// The conditions every 0.2 s: listing the MPIJobs loads the API
+		// server the operator is measured on.
+		if polls++; polls%10 == 0 && res.JobsRunning == 0 && allRunning(ctx, e.c, ns, jobs) {
+			res.JobsRunning = time.Since(start)
+		}
+		var ok bool
+		res.AllPodsRunning, ok = pt.latest(pt.running, "*", pods)
+		return ok, nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("not all %d Pods Running: %w", pods, err)
+	}
+	res.WorkersCreated, _ = pt.latest(pt.seen, "worker", jobs*n)
+	// The Running condition, if it comes, comes soon after the Pods run.
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		if res.JobsRunning == 0 && allRunning(ctx, e.c, ns, jobs) {
+			res.JobsRunning = time.Since(start)
+		}
+		return res.JobsRunning > 0, nil
+	})
+	return res, dropNamespace(ctx, e.cs, ns)
+}
+
+// allRunning reports whether jobs MPIJobs of ns are Running or past it.
+func allRunning(ctx context.Context, c client.Client, ns string, jobs int) bool {
+	var list kubeflow.MPIJobList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return false
+	}
+	n := 0
+	for _, j := range list.Items {
+		for _, cond := range j.Status.Conditions {
+			if cond.Status == corev1.ConditionTrue && (cond.Type == kubeflow.JobRunning || cond.Type == kubeflow.JobSucceeded) {
+				n++
+				break
+			}
+		}
+	}
+	return n >= jobs
+}
