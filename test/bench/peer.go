@@ -131,7 +131,7 @@ func (e *env) startPeer(ctx context.Context, cfg peerConfig) (func(), error) {
 		stop()
 		return nil, fmt.Errorf("upstream (%s) not started (log in %s): %w", cfg.Name, logPath, err)
 	}
-	fmt.Printf("upstream (%s) running: %s\n", cfg.Name, strings.Join(args[4:], " "))
+	fmt.Printf("upstream (%s) running: %s\n", cfg.Name, strings.Join(cfg.Args, " "))
 	return stop, nil
 }
 
