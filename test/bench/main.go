@@ -159,7 +159,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer func() { stop() }()
 
 	var all []startupResult
 	for _, n := range o.sizes {
@@ -204,6 +204,23 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
+	if o.upstream != "" {
+		// One operator at a time: this one stops while upstream runs,
+		// before the memory scenario fills the cluster with Pods and
+		// MPIJobs that upstream would list and reconcile.
+		stop()
+		peers, err := e.peer(ctx)
+		if err != nil {
+			return fmt.Errorf("upstream: %w", err)
+		}
+		e.rep.peer(o, all, tput, peers)
+		if err := writeJSON(o.out, "upstream.json", peers); err != nil {
+			return err
+		}
+		if stop, err = e.startOperator(ctx); err != nil {
+			return err
+		}
+	}
 	if len(o.noise) > 0 {
 		samples, err := e.memory(ctx, o.noise, o.idleJobs)
 		if err != nil {
@@ -211,25 +228,6 @@ func run(ctx context.Context, o options) error {
 		}
 		e.rep.memory(samples)
 		if err := writeJSON(o.out, "memory.json", samples); err != nil {
-			return err
-		}
-	}
-	if o.upstream != "" {
-		// One operator at a time: this one stops before upstream starts,
-		// and the memory scenario's Pods and MPIJobs go, which upstream
-		// would otherwise list and reconcile.
-		stop()
-		for _, ns := range []string{"noise", "idle-jobs"} {
-			if err := dropNamespace(ctx, e.cs, ns); err != nil {
-				return err
-			}
-		}
-		peers, err := e.peer(ctx)
-		if err != nil {
-			return fmt.Errorf("upstream: %w", err)
-		}
-		e.rep.peer(o, all, tput, peers)
-		if err := writeJSON(o.out, "upstream.json", peers); err != nil {
 			return err
 		}
 	}
@@ -282,7 +280,8 @@ func (e *env) startOperator(ctx context.Context) (func(), error) {
 	if err := os.MkdirAll(e.o.out, 0o755); err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(filepath.Join(e.o.out, "operator.log"))
+	// Appended to: the operator starts again after upstream has run.
+	logf, err := os.OpenFile(filepath.Join(e.o.out, "operator.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
