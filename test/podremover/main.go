@@ -43,8 +43,9 @@ func main() {
 	workers := flag.Int("workers", 20, "removals in flight")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *kubeconfig, *workers); err != nil {
+	err := run(ctx, *kubeconfig, *workers)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "podremover:", err)
 		os.Exit(1)
 	}
