@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -105,6 +107,29 @@ func (r *Reconciler) ensureSecret(ctx context.Context, job *kubeflow.MPIJob) ([]
 		}
 	}
 	return secret.Data[builder.SSHPublicKeyKey], nil
+}
+
+// ensureSecretAndService makes the Secret and the Service at once: neither
+// needs the other, and each is a round trip before the first worker.
+func (r *Reconciler) ensureSecretAndService(ctx context.Context, job *kubeflow.MPIJob) ([]byte, error) {
+	var publicKey []byte
+	err := concurrently(
+		func() (err error) { publicKey, err = r.ensureSecret(ctx, job); return err },
+		func() error { return r.ensureService(ctx, job) })
+	return publicKey, err
+}
+
+// concurrently runs the steps at once and joins their errors. It is for
+// steps that need nothing from one another: each is a round trip on the
+// way to the job's start, and in a row they add up.
+func concurrently(steps ...func() error) error {
+	errs := make([]error, len(steps))
+	var wg sync.WaitGroup
+	for i, step := range steps {
+		wg.Go(func() { errs[i] = step() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // ensureService makes the headless Service. Its spec never changes.

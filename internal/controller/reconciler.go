@@ -191,11 +191,8 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if err := errors.Join(r.endReplacedLauncher(ctx, kids), r.releaseStranded(ctx, s, kids)); err != nil {
 		return err
 	}
-	publicKey, err := r.ensureSecret(ctx, s.job)
+	publicKey, err := r.ensureSecretAndService(ctx, s.job)
 	if err != nil {
-		return err
-	}
-	if err := r.ensureService(ctx, s.job); err != nil {
 		return err
 	}
 	if s.job.IsSuspended() {

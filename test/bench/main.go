@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,6 +59,9 @@ type options struct {
 	burst                     int
 	// scale adds, per job, cleanPodPolicy All and the cleanup timings.
 	scale bool
+	// timeline prints each startup run's writes as the API server
+	// received them.
+	timeline bool
 	// upstream is kubeflow/mpi-operator's binary, run after this operator
 	// through the same startup and throughput scenarios (empty: skip).
 	upstream       string
@@ -91,6 +95,7 @@ func main() {
 	fs.StringVar(&o.upstream, "upstream", "", "kubeflow/mpi-operator's binary (hack/build-upstream.sh), measured after this one (empty: skip)")
 	fs.IntVar(&o.peerRuns, "peer-runs", 1, "runs per size of each upstream configuration")
 	fs.IntVar(&o.throughputRuns, "throughput-runs", 1, "runs of the throughput scenario (its median is the figure)")
+	fs.BoolVar(&o.timeline, "timeline", false, "print where each run went: its Pods created, bound and Running, the operator's writes in order, and (throughput) every client's requests")
 	fs.BoolVar(&o.scale, "scale", false, "jobs clean all Pods when done; time that and the MPIJob's deletion, and report CPU and memory per worker")
 	_ = fs.Parse(os.Args[1:]) // ExitOnError: a bad flag exits
 	for _, s := range strings.Split(sizes, ",") {
@@ -123,6 +128,7 @@ func main() {
 
 type env struct {
 	o           options
+	cfg         *rest.Config
 	operatorPID int
 	cs          *kubernetes.Clientset
 	// floorCS creates the floor's Pods as the operator's ServiceAccount.
@@ -145,7 +151,7 @@ func run(ctx context.Context, o options) error {
 	if err := kubeflow.AddToScheme(scheme); err != nil {
 		return err
 	}
-	e := &env{o: o, audit: benchcluster.AuditLog(o.auditLog), rep: newReport()}
+	e := &env{o: o, cfg: cfg, audit: benchcluster.AuditLog(o.auditLog), rep: newReport()}
 	if e.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}

@@ -217,7 +217,7 @@ func (r *report) peer(o options, ours []startupResult, tput []throughputResult, 
 			}
 		}
 		if len(pods) == 0 {
-			return " |"
+			return " not run |"
 		}
 		jr := "never"
 		if m := median(running); m > 0 {
@@ -248,6 +248,9 @@ func (r *report) peer(o options, ours []startupResult, tput []throughputResult, 
 	for _, c := range configs {
 		if len(c.Args) > 0 {
 			r.printf("\nupstream, %s: `%s`\n", c.Name, strings.Join(c.Args, " "))
+		}
+		if c.MaxWorkers > 0 {
+			r.printf("\nupstream, %s: startup jobs of up to %d workers only; it creates 5 Pods a second.\n", c.Name, c.MaxWorkers)
 		}
 	}
 }

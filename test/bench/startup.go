@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
@@ -52,7 +52,9 @@ type podTimes struct {
 	start   time.Time
 	seen    map[string]time.Duration
 	running map[string]time.Duration
-	role    map[string]string
+	// bound is when each Pod was first seen with a node.
+	bound map[string]time.Duration
+	role  map[string]string
 	// live are the Pods that exist now, and lastGone when the last one of
 	// them went.
 	live     map[string]bool
@@ -60,7 +62,7 @@ type podTimes struct {
 }
 
 func watchPods(ctx context.Context, cs *kubernetes.Clientset, ns string, start time.Time) (*podTimes, error) {
-	pt := &podTimes{start: start, seen: map[string]time.Duration{}, running: map[string]time.Duration{}, role: map[string]string{}, live: map[string]bool{}}
+	pt := &podTimes{start: start, seen: map[string]time.Duration{}, running: map[string]time.Duration{}, bound: map[string]time.Duration{}, role: map[string]string{}, live: map[string]bool{}}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
 	record := func(obj any) {
@@ -75,6 +77,9 @@ func watchPods(ctx context.Context, cs *kubernetes.Clientset, ns string, start t
 		if _, ok := pt.seen[pod.Name]; !ok {
 			pt.seen[pod.Name] = now
 			pt.role[pod.Name] = pod.Labels[kubeflow.LabelJobRole]
+		}
+		if _, ok := pt.bound[pod.Name]; !ok && pod.Spec.NodeName != "" {
+			pt.bound[pod.Name] = now
 		}
 		if _, ok := pt.running[pod.Name]; !ok && pod.Status.Phase == corev1.PodRunning {
 			pt.running[pod.Name] = now
@@ -133,6 +138,31 @@ func (pt *podTimes) latest(times map[string]time.Duration, role string, n int) (
 	return last, count >= n
 }
 
+// phases says when the last of n Pods of the role was created, bound to a
+// node and Running: where the time went.
+func (pt *podTimes) phases(role string, n int) string {
+	created, _ := pt.latest(pt.seen, role, n)
+	bound, _ := pt.latest(pt.bound, role, n)
+	running, _ := pt.latest(pt.running, role, n)
+	pt.mu.Lock()
+	var lags []time.Duration
+	for name, b := range pt.bound {
+		if r, ok := pt.running[name]; ok && (role == "*" || pt.role[name] == role) {
+			lags = append(lags, r-b)
+		}
+	}
+	pt.mu.Unlock()
+	slices.Sort(lags)
+	p := func(q float64) time.Duration {
+		if len(lags) == 0 {
+			return 0
+		}
+		return lags[int(q*float64(len(lags)-1))].Round(time.Millisecond)
+	}
+	return fmt.Sprintf("created %s, bound %s, Running %s; bound to Running p50 %s p90 %s max %s", created.Round(time.Millisecond),
+		bound.Round(time.Millisecond), running.Round(time.Millisecond), p(0.5), p(0.9), p(1))
+}
+
 // startup creates one MPIJob of n workers and records its milestones.
 func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	ns := fmt.Sprintf("startup-%d-%d", n, run)
@@ -143,6 +173,10 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	defer cancel()
 	start := time.Now()
 	pt, err := watchPods(wctx, e.cs, ns, start)
+	if err != nil {
+		return startupResult{}, err
+	}
+	jt, err := watchJobs(wctx, e.cfg, ns, start)
 	if err != nil {
 		return startupResult{}, err
 	}
@@ -165,36 +199,25 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	pt.mu.Lock()
 	pt.start = start
 	pt.mu.Unlock()
+	jt.restart(start)
 	if err := e.c.Create(ctx, job); err != nil {
 		return startupResult{}, err
 	}
 	res := startupResult{Workers: n, Run: run}
-	deadline := time.Now().Add(10 * time.Minute)
-	for time.Now().Before(deadline) {
-		got := &kubeflow.MPIJob{}
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(job), got); err == nil {
-			for _, c := range got.Status.Conditions {
-				if c.Type == kubeflow.JobRunning && c.Status == corev1.ConditionTrue && res.JobRunning == 0 {
-					res.JobRunning = time.Since(start)
-				}
-			}
-		}
-		if res.JobRunning > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if res.JobRunning == 0 {
+	var ok bool
+	if res.JobRunning, ok = jt.wait(ctx, jt.running, 1, 10*time.Minute); !ok {
 		return res, fmt.Errorf("MPIJob never Running")
 	}
-	var ok bool
 	if res.WorkersCreated, ok = pt.latest(pt.seen, "worker", n); !ok {
 		return res, fmt.Errorf("not all worker Pods seen")
 	}
 	res.WorkersRunning, _ = pt.latest(pt.running, "worker", n)
 	res.LauncherCreated, _ = pt.latest(pt.seen, "launcher", 1)
-	if err := waitSucceeded(ctx, e.c, job); err != nil {
-		return res, err
+	if e.o.timeline {
+		fmt.Printf("  N=%d run %d, workers: %s\n", n, run, pt.phases("worker", n))
+	}
+	if _, ok := jt.wait(ctx, jt.succeeded, 1, 5*time.Minute); !ok {
+		return res, fmt.Errorf("MPIJob %s never Succeeded", ns)
 	}
 	if e.o.scale {
 		if err := e.cleanup(ctx, job, pt, &res); err != nil {
@@ -204,6 +227,11 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 	time.Sleep(time.Second) // let the last writes reach the audit log
 	if res.Requests, err = count(e.audit, from, ns); err != nil {
 		return res, err
+	}
+	if e.o.timeline {
+		if err := timeline(e.audit, from, ns, start); err != nil {
+			return res, err
+		}
 	}
 	after, err := operatorUsage(ctx)
 	if err != nil {
@@ -215,23 +243,6 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 		return res, err
 	}
 	return res, dropNamespace(ctx, e.cs, ns)
-}
-
-// waitSucceeded waits for the simulated launcher to complete the job.
-func waitSucceeded(ctx context.Context, c client.Client, job *kubeflow.MPIJob) error {
-	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
-		got := &kubeflow.MPIJob{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err == nil {
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == kubeflow.JobSucceeded && cond.Status == corev1.ConditionTrue {
-					return nil
-				}
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("MPIJob %s never Succeeded", job.Namespace)
 }
 
 // floor creates n+1 plain Pods as fast as the client limits allow (the
@@ -282,6 +293,9 @@ func (e *env) floor(ctx context.Context, n, run int, service bool) (time.Duratio
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
 		if t, ok := pt.latest(pt.running, "*", n+1); ok {
+			if e.o.timeline {
+				fmt.Printf("  N=%d run %d, floor (Service %t): %s\n", n, run, service, pt.phases("*", n+1))
+			}
 			return t, dropNamespace(ctx, e.cs, ns)
 		}
 		time.Sleep(20 * time.Millisecond)

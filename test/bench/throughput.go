@@ -5,10 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
 )
 
@@ -36,74 +32,83 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	ns := fmt.Sprintf("throughput-%dx%d", jobs, workers)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pt, start, err := e.startJobs(wctx, ns, jobs, workers)
+	from, err := e.audit.End()
 	if err != nil {
 		return res, err
 	}
-	deadline := time.Now().Add(15 * time.Minute)
-	for time.Now().Before(deadline) && res.AllSucceeded == 0 {
-		var list kubeflow.MPIJobList
-		if err := e.c.List(ctx, &list, client.InNamespace(ns)); err == nil {
-			running, succeeded := 0, 0
-			for _, j := range list.Items {
-				for _, c := range j.Status.Conditions {
-					if c.Status != corev1.ConditionTrue {
-						continue
-					}
-					switch c.Type {
-					case kubeflow.JobRunning:
-						running++
-					case kubeflow.JobSucceeded:
-						succeeded++
-						running++ // it was Running before
-					}
-				}
-			}
-			if running >= jobs && res.AllRunning == 0 {
-				res.AllRunning = time.Since(start)
-			}
-			if succeeded >= jobs {
-				res.AllSucceeded = time.Since(start)
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
+	reqsBefore, err := readAPIRequests(ctx, e.cs)
+	if err != nil {
+		return res, err
 	}
-	if res.AllSucceeded == 0 {
+	pt, jt, start, err := e.startJobs(wctx, ns, jobs, workers)
+	if err != nil {
+		return res, err
+	}
+	var ok bool
+	if res.AllSucceeded, ok = jt.wait(ctx, jt.succeeded, jobs, 15*time.Minute); !ok {
 		return res, fmt.Errorf("not all %d jobs Succeeded", jobs)
 	}
+	res.AllRunning, _ = jt.all(jt.running, jobs)
 	res.WorkersCreated, _ = pt.latest(pt.seen, "worker", jobs*workers)
 	res.WorkersRunning, _ = pt.latest(pt.running, "worker", jobs*workers)
 	res.LaunchersCreated, _ = pt.latest(pt.seen, "launcher", jobs)
 	res.LaunchersRunning, _ = pt.latest(pt.running, "launcher", jobs)
+	if e.o.timeline {
+		reqs, err := readAPIRequests(ctx, e.cs)
+		if err != nil {
+			return res, err
+		}
+		printDelta("the MPIJobs' whole life", reqsBefore, reqs)
+		fmt.Printf("  %d × %d: workers %s\n", jobs, workers, pt.phases("worker", jobs*workers))
+		if err := spread(e.audit, from, ns, start); err != nil {
+			return res, err
+		}
+	}
 	if err := dropNamespace(ctx, e.cs, ns); err != nil {
 		return res, err
 	}
+	reqsBefore, err = readAPIRequests(ctx, e.cs)
+	if err != nil {
+		return res, err
+	}
 	res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0, false)
+	if e.o.timeline && err == nil {
+		reqs, err := readAPIRequests(ctx, e.cs)
+		if err != nil {
+			return res, err
+		}
+		printDelta("the floor", reqsBefore, reqs)
+	}
 	return res, err
 }
 
-// startJobs makes namespace ns, watches its Pods until ctx ends, and
-// creates jobs MPIJobs of n workers at once. The watch's clock, returned,
-// starts at the first create.
-func (e *env) startJobs(ctx context.Context, ns string, jobs, n int) (*podTimes, time.Time, error) {
+// startJobs makes namespace ns, watches its Pods and MPIJobs until ctx
+// ends, and creates jobs MPIJobs of n workers at once. The watches' clock,
+// returned, starts at the first create.
+func (e *env) startJobs(ctx context.Context, ns string, jobs, n int) (*podTimes, *jobTimes, time.Time, error) {
 	if err := newNamespace(ctx, e.cs, ns); err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
 	}
 	pt, err := watchPods(ctx, e.cs, ns, time.Now())
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
+	}
+	jt, err := watchJobs(ctx, e.cfg, ns, time.Now())
+	if err != nil {
+		return nil, nil, time.Time{}, err
 	}
 	start := time.Now()
 	pt.mu.Lock()
 	pt.start = start
 	pt.mu.Unlock()
+	jt.restart(start)
 	err = benchcluster.Parallel(jobs, 50, func(i int) error {
 		job := benchJob(ns, int32(n))
 		job.Name = fmt.Sprintf("job-%d", i)
 		return e.c.Create(ctx, job)
 	})
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("creating jobs: %w", err)
+		return nil, nil, time.Time{}, fmt.Errorf("creating jobs: %w", err)
 	}
-	return pt, start, nil
+	return pt, jt, start, nil
 }

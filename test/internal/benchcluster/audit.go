@@ -35,6 +35,9 @@ type AuditEvent struct {
 		Reason string `json:"reason"`
 	} `json:"responseStatus"`
 	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+	// StageTimestamp is when the response was sent (the only stage
+	// logged is ResponseComplete).
+	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
 // End is the log's current size: where the next requests will start.
