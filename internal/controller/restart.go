@@ -48,6 +48,9 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 		return false, nil
 	}
 	l := kids.launcher
+	// sync ends a job whose launcher succeeded before this step; the check
+	// keeps that rule here too, should the steps ever be reordered: a
+	// program that exited 0 is never restarted.
 	if l == nil || l.Status.StartTime == nil || kids.launcherSucceeded {
 		return false, nil
 	}
