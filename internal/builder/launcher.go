@@ -98,6 +98,10 @@ func launcherFailurePolicy(policy kubeflow.RestartPolicy, podPolicy corev1.Resta
 // that waits until every host of the hostfile resolves.
 const WaitForWorkersContainer = "wait-for-workers"
 
+// resolvConfPath is the Pod's resolver configuration, which the kubelet
+// writes.
+const resolvConfPath = "/etc/resolv.conf"
+
 // waitForWorkersScript waits until every host of the hostfile has a DNS
 // record. A launcher created at startup would otherwise run mpirun before
 // the workers' records exist, and ssh gives up at once on a name it cannot
@@ -105,14 +109,30 @@ const WaitForWorkersContainer = "wait-for-workers"
 //
 // It asks again every 0.1 s: a worker's record appears as soon as its Pod
 // has an address, and polling once a second cost half a second on average
-// (hack/measure-startup.sh). Only the first unresolved name is polled, so
-// the queries stay at ten a second whatever the job's size. A sleep that
-// takes whole seconds only (a POSIX one) falls back to 1 s. Each name is
-// reported once, not at every try.
-const waitForWorkersScript = `for h in $(sed -e 's/[ :].*//' ` + HostfilePath + `); do
-  getent hosts "$h" >/dev/null 2>&1 && continue
-  echo "waiting for $h to resolve"
-  until getent hosts "$h" >/dev/null 2>&1; do sleep 0.1 2>/dev/null || sleep 1; done
+// (hack/measure-startup.sh). Only the first unresolved name is polled.
+// Each try asks for the name made absolute with the Pod's first search
+// domain, its namespace's (<namespace>.svc.<cluster domain> under the
+// ClusterFirst DNS policies), where ssh will find it: 2 queries (A and
+// AAAA). The name as written went through every search domain, 14 queries
+// a try while it did not resolve, and CoreDNS on a busy 2-core cluster
+// then timed out (ssh: "Temporary failure in name resolution" in e2e).
+// Once a second the name as written is tried too, for a Pod whose DNS
+// policy puts another domain first. A sleep that takes whole seconds only
+// (a POSIX one) falls back to 1 s. Each name is reported once.
+const waitForWorkersScript = `dom=$(sed -n 's/^search[[:space:]]*\([^[:space:]]*\).*/\1/p' ` + resolvConfPath + ` 2>/dev/null | head -n 1)
+for h in $(sed -e 's/[ :].*//' ` + HostfilePath + `); do
+  q=$h
+  case $h in
+  *.) ;;
+  *."$dom") q=$h. ;;
+  *) [ -n "$dom" ] && q=$h.$dom. ;;
+  esac
+  n=0
+  until getent hosts "$q" >/dev/null 2>&1 || { [ $((n % 10)) -eq 9 ] && getent hosts "$h" >/dev/null 2>&1; }; do
+    [ $n -eq 0 ] && echo "waiting for $h to resolve"
+    n=$((n + 1))
+    sleep 0.1 2>/dev/null || sleep 1
+  done
 done`
 
 // addWaitForWorkers runs waitForWorkersScript before the launcher's

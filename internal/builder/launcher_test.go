@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -431,37 +432,88 @@ func TestWaitForWorkersScriptReadsEveryHostfileSyntax(t *testing.T) {
 	}
 }
 
-// The script under sh with a getent that resolves the second worker only
-// at its third query: the script waits for it, says so once, and ends.
-func TestWaitForWorkersScriptWaitsForEachName(t *testing.T) {
+// runWaitForWorkers runs the script under sh over a hostfile of the given
+// hosts, with a resolv.conf of the given search line (none if empty) and
+// a getent that logs each query and answers as resolves says, given the
+// name and how often it was asked before. It returns the output and the
+// queries.
+func runWaitForWorkers(t *testing.T, hosts []string, search string, resolves string) (string, []string) {
+	t.Helper()
 	dir := t.TempDir()
-	hostfile := filepath.Join(dir, "hostfile")
-	if err := os.WriteFile(hostfile, []byte("w0 slots=1\nw1 slots=1\n"), 0o600); err != nil {
-		t.Fatal(err)
+	var hostfile strings.Builder
+	for _, h := range hosts {
+		hostfile.WriteString(h + " slots=1\n")
 	}
-	getent := `#!/bin/sh
-echo "$2" >> "$(dirname "$0")/queries"
-[ "$2" = w0 ] && exit 0
-[ "$(grep -c "^$2$" "$(dirname "$0")/queries")" -ge 3 ]
-`
-	if err := os.WriteFile(filepath.Join(dir, "getent"), []byte(getent), 0o700); err != nil {
-		t.Fatal(err)
+	write := func(name, content string, mode os.FileMode) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
-	cmd := exec.Command("sh", "-c", strings.ReplaceAll(waitForWorkersScript, HostfilePath, hostfile))
+	hostfilePath := write("hostfile", hostfile.String(), 0o600)
+	resolvConf := filepath.Join(dir, "no-resolv.conf")
+	if search != "" {
+		resolvConf = write("resolv.conf", "nameserver 10.96.0.10\nsearch "+search+"\noptions ndots:5\n", 0o600)
+	}
+	write("getent", `#!/bin/sh
+q="$(dirname "$0")/queries"
+asked=$(grep -cxF "$2" "$q" 2>/dev/null)
+echo "$2" >> "$q"
+`+resolves+`
+`, 0o700)
+	script := strings.ReplaceAll(waitForWorkersScript, HostfilePath, hostfilePath)
+	script = strings.ReplaceAll(script, resolvConfPath, resolvConf)
+	cmd := exec.Command("sh", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("script: %v\n%s", err, out)
 	}
-	if string(out) != "waiting for w1 to resolve\n" {
-		t.Errorf("output %q, want one line for w1", out)
-	}
 	queries, err := os.ReadFile(filepath.Join(dir, "queries"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(queries) != "w0\nw1\nw1\nw1\n" {
-		t.Errorf("queries %q, want w0 once, w1 until it resolved", queries)
+	return string(out), strings.Fields(string(queries))
+}
+
+// The script asks for each name made absolute with the Pod's first search
+// domain (one name, not one per search domain), waits for the second
+// worker until its third query, says so once, and ends.
+func TestWaitForWorkersScriptWaitsForEachName(t *testing.T) {
+	out, queries := runWaitForWorkers(t, []string{"w0.pi", "w1.pi"}, "ns.svc.cluster.local svc.cluster.local cluster.local",
+		`case "$2" in w0.pi.ns.svc.cluster.local.) exit 0 ;; w1.pi.ns.svc.cluster.local.) [ "$asked" -ge 2 ] ;; *) exit 2 ;; esac`)
+	if out != "waiting for w1.pi to resolve\n" {
+		t.Errorf("output %q, want one line for w1.pi", out)
+	}
+	want := []string{"w0.pi.ns.svc.cluster.local.", "w1.pi.ns.svc.cluster.local.", "w1.pi.ns.svc.cluster.local.", "w1.pi.ns.svc.cluster.local."}
+	if !slices.Equal(queries, want) {
+		t.Errorf("queries %q, want %q", queries, want)
+	}
+}
+
+// A Pod whose first search domain is not where the workers are (a DNS
+// policy of None) still finds them: the name as written is tried every
+// tenth try. A name already absolute, or already in that domain, is asked
+// as it is.
+func TestWaitForWorkersScriptFallsBackToTheNameAsWritten(t *testing.T) {
+	out, queries := runWaitForWorkers(t, []string{"w0.pi"}, "example.org",
+		`[ "$2" = w0.pi ]`)
+	if out != "waiting for w0.pi to resolve\n" {
+		t.Errorf("output %q", out)
+	}
+	want := append(slices.Repeat([]string{"w0.pi.example.org."}, 10), "w0.pi")
+	if !slices.Equal(queries, want) {
+		t.Errorf("queries %q, want %q", queries, want)
+	}
+
+	_, queries = runWaitForWorkers(t, []string{"w0.pi.ns.svc.cluster.local", "w1.pi."}, "ns.svc.cluster.local", `exit 0`)
+	if want := []string{"w0.pi.ns.svc.cluster.local.", "w1.pi."}; !slices.Equal(queries, want) {
+		t.Errorf("queries %q, want %q", queries, want)
+	}
+	_, queries = runWaitForWorkers(t, []string{"w0.pi"}, "", `exit 0`)
+	if want := []string{"w0.pi"}; !slices.Equal(queries, want) {
+		t.Errorf("without a search line: queries %q, want %q", queries, want)
 	}
 }
 
