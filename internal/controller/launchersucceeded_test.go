@@ -100,6 +100,14 @@ func TestSucceeds(t *testing.T) {
 		p.Status.Phase, p.Status.ContainerStatuses = corev1.PodRunning, statuses
 		return p
 	}
+	deleted := func(p *corev1.Pod) *corev1.Pod {
+		p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		return p
+	}
+	succeeded := func(p *corev1.Pod) *corev1.Pod {
+		p.Status.Phase = corev1.PodSucceeded
+		return p
+	}
 	cases := map[string]struct {
 		pod  *corev1.Pod
 		want bool
@@ -111,6 +119,9 @@ func TestSucceeds(t *testing.T) {
 		"a sidecar still runs":        {pod(corev1.RestartPolicyNever, 2, done(0), running), false},
 		"a container not reported":    {pod(corev1.RestartPolicyNever, 2, done(0)), false},
 		"no status yet":               {pod(corev1.RestartPolicyNever, 1), false},
+		"being deleted, exited 0":     {deleted(pod(corev1.RestartPolicyNever, 1, done(0))), false},
+		"being deleted, Succeeded":    {deleted(succeeded(pod(corev1.RestartPolicyNever, 1, done(0)))), false},
+		"Succeeded":                   {succeeded(pod(corev1.RestartPolicyNever, 1, done(0))), true},
 	}
 	for name, tc := range cases {
 		if got := succeeds(tc.pod); got != tc.want {

@@ -197,7 +197,20 @@ func isPodReady(pod *corev1.Pod) bool {
 // exited 0, and none is restarted (the Pod's restartPolicy is not
 // Always). The kubelet writes the Succeeded phase only once it has torn
 // the Pod down, a second after it reports the exit (hack/measure-startup.sh).
+//
+// A Pod being deleted never counts: the Job controller does not count it
+// either (it stops tracking the Pods it deletes when the Job is
+// suspended) and makes another. A launcher preempted by Kueue whose
+// program ignored SIGTERM ran on through its grace period and exited 0
+// against the resumed job's new workers; counted, it ended the job, its
+// workers were cleaned up, and the Job's new launcher Pod waited for them
+// for ever (TestKueuePreemptsALowerPriorityJobWhichThenResumes, 4 runs
+// of 5). A Pod that succeeded before its deletion was counted by the Job
+// controller, whose Complete condition then ends the job.
 func succeeds(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil {
+		return false
+	}
 	if pod.Status.Phase == corev1.PodSucceeded {
 		return true
 	}
