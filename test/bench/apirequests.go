@@ -70,3 +70,24 @@ func printDelta(what string, before, after apiRequests) {
 		fmt.Printf("    %6.0f  %s\n", r.n, r.k)
 	}
 }
+
+// requestsSince reads the API server's request counts now, with
+// -timeline, and returns what prints the requests made since; without
+// -timeline it reads nothing and prints nothing.
+func (e *env) requestsSince(ctx context.Context) (func(what string) error, error) {
+	if !e.o.timeline {
+		return func(string) error { return nil }, nil
+	}
+	before, err := readAPIRequests(ctx, e.cs)
+	if err != nil {
+		return nil, err
+	}
+	return func(what string) error {
+		after, err := readAPIRequests(ctx, e.cs)
+		if err != nil {
+			return err
+		}
+		printDelta(what, before, after)
+		return nil
+	}, nil
+}

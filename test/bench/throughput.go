@@ -36,7 +36,7 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	if err != nil {
 		return res, err
 	}
-	reqsBefore, err := readAPIRequests(ctx, e.cs)
+	jobRequests, err := e.requestsSince(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -53,12 +53,10 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	res.WorkersRunning, _ = pt.latest(pt.running, "worker", jobs*workers)
 	res.LaunchersCreated, _ = pt.latest(pt.seen, "launcher", jobs)
 	res.LaunchersRunning, _ = pt.latest(pt.running, "launcher", jobs)
+	if err := jobRequests("the MPIJobs' whole life"); err != nil {
+		return res, err
+	}
 	if e.o.timeline {
-		reqs, err := readAPIRequests(ctx, e.cs)
-		if err != nil {
-			return res, err
-		}
-		printDelta("the MPIJobs' whole life", reqsBefore, reqs)
 		fmt.Printf("  %d × %d: workers %s\n", jobs, workers, pt.phases("worker", jobs*workers))
 		if err := spread(e.audit, from, ns, start); err != nil {
 			return res, err
@@ -67,19 +65,14 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	if err := dropNamespace(ctx, e.cs, ns); err != nil {
 		return res, err
 	}
-	reqsBefore, err = readAPIRequests(ctx, e.cs)
+	floorRequests, err := e.requestsSince(ctx)
 	if err != nil {
 		return res, err
 	}
-	res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0, false)
-	if e.o.timeline && err == nil {
-		reqs, err := readAPIRequests(ctx, e.cs)
-		if err != nil {
-			return res, err
-		}
-		printDelta("the floor", reqsBefore, reqs)
+	if res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0, false); err != nil {
+		return res, err
 	}
-	return res, err
+	return res, floorRequests("the floor")
 }
 
 // startJobs makes namespace ns, watches its Pods and MPIJobs until ctx
