@@ -138,9 +138,10 @@ func run(o options, up *upstreamFlags) error {
 		}
 	}
 	pods := &controller.PodStores{}
+	cacheOpts := controller.CacheOptions(namespaces, pods, gang.Kinds(gangScheduler)...)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controller.CacheOptions(namespaces, pods, gang.Kinds(gangScheduler)...),
+		Cache:                   cacheOpts,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
@@ -159,7 +160,7 @@ func run(o options, up *upstreamFlags) error {
 	}
 	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
-		return fmt.Errorf("making a clientset for logs: %w", err)
+		return fmt.Errorf("making a clientset: %w", err)
 	}
 	r := &controller.Reconciler{
 		Client:            mgr.GetClient(),
@@ -176,6 +177,10 @@ func run(o options, up *upstreamFlags) error {
 	if err := r.SetupWithManager(mgr, setup); err != nil {
 		return fmt.Errorf("setting up controller: %w", err)
 	}
+	synced := make(cacheSynced)
+	if err := mgr.Add(synced); err != nil {
+		return fmt.Errorf("adding cache-synced signal: %w", err)
+	}
 	if err := mgr.Add(controller.LeaderGauge()); err != nil {
 		return fmt.Errorf("adding leader gauge: %w", err)
 	}
@@ -188,5 +193,9 @@ func run(o options, up *upstreamFlags) error {
 	ctrl.Log.Info("Starting mpi-operator", "version", version(), "namespaces", namespaces,
 		"clusterDomain", o.clusterDomain, "searchDomain", r.Options.SearchDomain,
 		"qps", o.qps, "burst", o.burst, "concurrency", o.concurrency)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	ctx := ctrl.SetupSignalHandler()
+	if err := controller.CheckAccess(ctx, clientset.AuthorizationV1().SelfSubjectAccessReviews(), mgr.GetRESTMapper(), scheme, cacheOpts); err != nil {
+		return err
+	}
+	return startUntilStopped(ctx, mgr.Start, synced)
 }

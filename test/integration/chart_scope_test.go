@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
+	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 	"github.com/mpi-operator/mpi-operator/test/internal/chartrender"
 )
 
@@ -33,39 +35,7 @@ func TestChartNamespacedScopeRunsJobsInItsNamespaces(t *testing.T) {
 	ctx := context.Background()
 	served, other := newNamespace(t), newNamespace(t)
 	release := "mpi-operator-chart"
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: release}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	objs, err := chartrender.Render("../../charts/mpi-operator", release, map[string]any{"namespaces": []any{served}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, kind := range []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
-		for _, u := range chartrender.OfKind(objs, kind) {
-			createRBAC(t, u.DeepCopy())
-		}
-	}
-	deployments := chartrender.OfKind(objs, "Deployment")
-	if len(deployments) != 1 {
-		t.Fatalf("the chart renders %d Deployments", len(deployments))
-	}
-	d := &appsv1.Deployment{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(deployments[0].Object, d); err != nil {
-		t.Fatal(err)
-	}
-	chartArgs := d.Spec.Template.Spec.Containers[0].Args
-
-	user, err := testEnv.ControlPlane.AddUser(envtest.User{
-		Name:   "system:serviceaccount:" + release + ":mpi-operator",
-		Groups: []string{"system:serviceaccounts"},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig, chartArgs := chartIdentity(t, release, served)
 	// Both jobs are held off the in-process controller, so that only the
 	// binary can act on them.
 	const hold = "reconciled-by-the-binary"
@@ -106,6 +76,75 @@ func TestChartNamespacedScopeRunsJobsInItsNamespaces(t *testing.T) {
 	for _, line := range strings.Split(op.logs.String(), "\n") {
 		if strings.Contains(line, "forbidden") {
 			t.Errorf("a request was refused: %s", line)
+		}
+	}
+}
+
+// chartIdentity installs the chart's RBAC for release with `namespaces:
+// [served]` and returns a kubeconfig of its ServiceAccount and the
+// operator arguments the chart renders.
+func chartIdentity(t *testing.T, release, served string) (kubeconfig []byte, chartArgs []string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: release}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	objs, err := chartrender.Render("../../charts/mpi-operator", release, map[string]any{"namespaces": []any{served}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+		for _, u := range chartrender.OfKind(objs, kind) {
+			createRBAC(t, u.DeepCopy())
+		}
+	}
+	deployments := chartrender.OfKind(objs, "Deployment")
+	if len(deployments) != 1 {
+		t.Fatalf("the chart renders %d Deployments", len(deployments))
+	}
+	d := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(deployments[0].Object, d); err != nil {
+		t.Fatal(err)
+	}
+	chartArgs = d.Spec.Template.Spec.Containers[0].Args
+
+	user, err := testEnv.ControlPlane.AddUser(envtest.User{
+		Name:   "system:serviceaccount:" + release + ":mpi-operator",
+		Groups: []string{"system:serviceaccounts"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err = user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, chartArgs
+}
+
+// TestOperatorWithoutClusterAccessSaysSoAndExits runs the binary as the
+// chart's namespaced identity but without --namespace: it would watch
+// every namespace, which its Roles do not allow. Instead of waiting for
+// a cache that never syncs, it exits, naming what it may not do.
+func TestOperatorWithoutClusterAccessSaysSoAndExits(t *testing.T) {
+	release := "mpi-operator-chart"
+	kubeconfig, _ := chartIdentity(t, release, newNamespace(t))
+	op := startOperatorBinary(t, kubeconfig, []string{"--leader-election-namespace=" + release,
+		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, nil)
+	var err error
+	select {
+	case err = <-op.exited:
+		op.exited <- err
+	case <-time.After(envtestutil.Timeout):
+		t.Fatalf("the binary still runs after %s", envtestutil.Timeout)
+	}
+	if err == nil {
+		t.Errorf("the binary exited 0")
+	}
+	logs := op.logs.String()
+	for _, want := range []string{"may not", "list pods at the cluster scope", "watch mpijobs.kubeflow.org at the cluster scope", "--namespace"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("its output does not say %q:\n%s", want, logs)
 		}
 	}
 }
