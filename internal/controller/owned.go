@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,39 +85,69 @@ func (r *Reconciler) adopt(ctx context.Context, live client.Object, want map[str
 	return nil
 }
 
-// ensureSecret makes the job's key pair once (the Secret is immutable) and
-// returns its public key, which the job's known_hosts pins. A Secret made
-// by an older version of this operator or by upstream's has the same two
-// keys, so its jobs keep theirs.
-func (r *Reconciler) ensureSecret(ctx context.Context, job *kubeflow.MPIJob) ([]byte, error) {
+// ensureFirstChildren makes what the workers need before they exist, at
+// once: neither the Secret, the Service nor the ConfigMap needs another,
+// and each is a round trip before the first worker. It returns the
+// public key, which the job's known_hosts pins. The key pair is made once
+// (the Secret is immutable); a Secret made by an older version of this
+// operator or by upstream's has the same two keys, so its jobs keep theirs.
+//
+// The ConfigMap is made here only beside a new Secret, pinning the key
+// just made; a job whose Secret exists gets it from ensureConfigMap. When
+// the Secret turned out to exist already (a stale cache hid it), the
+// ConfigMap pins a key nobody holds: it is rewritten with the Secret's
+// before any worker mounts it.
+func (r *Reconciler) ensureFirstChildren(ctx context.Context, s *state, kids *children) ([]byte, error) {
+	job := s.job
 	secret := &corev1.Secret{}
 	found, err := r.getOwned(ctx, job, builder.SSHSecretName(job), secret)
 	if err != nil {
 		return nil, err
 	}
+	steps := []func() error{func() error { return r.ensureService(ctx, job) }}
+	var made []byte
 	if !found {
 		priv, pub, err := sshkey.Generate()
 		if err != nil {
 			return nil, err
 		}
+		made = pub
 		// After create, secret is the live one: when a stale cache hid it,
 		// the key to pin is the one it holds, not the one just made.
 		secret = builder.SSHSecret(job, priv, pub)
-		if err := r.create(ctx, job, secret); err != nil {
+		steps = append(steps,
+			func() error { return r.create(ctx, job, secret) },
+			func() error { return r.ensureConfigMap(ctx, s, kids, pub) })
+	}
+	if err := concurrently(steps...); err != nil {
+		return nil, err
+	}
+	s.configMapDone = made != nil
+	key := secret.Data[builder.SSHPublicKeyKey]
+	if made != nil && !bytes.Equal(key, made) {
+		if err := r.rewriteConfigMap(ctx, s, kids, key); err != nil {
 			return nil, err
 		}
 	}
-	return secret.Data[builder.SSHPublicKeyKey], nil
+	return key, nil
 }
 
-// ensureSecretAndService makes the Secret and the Service at once: neither
-// needs the other, and each is a round trip before the first worker.
-func (r *Reconciler) ensureSecretAndService(ctx context.Context, job *kubeflow.MPIJob) ([]byte, error) {
-	var publicKey []byte
-	err := concurrently(
-		func() (err error) { publicKey, err = r.ensureSecret(ctx, job); return err },
-		func() error { return r.ensureService(ctx, job) })
-	return publicKey, err
+// rewriteConfigMap writes the ConfigMap as the job wants it now over the
+// live one, which the cache may not show yet.
+func (r *Reconciler) rewriteConfigMap(ctx context.Context, s *state, kids *children, publicKey []byte) error {
+	want := builder.ConfigMap(s.job, kids.runningWorkers(int(s.job.Workers())), publicKey, r.Options)
+	live := &corev1.ConfigMap{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), live); err != nil {
+		return fmt.Errorf("reading ConfigMap %s: %w", want.Name, err)
+	}
+	if !metav1.IsControlledBy(live, s.job) {
+		return fmt.Errorf("ConfigMap %s exists and is not controlled by this MPIJob", live.Name)
+	}
+	live.Data = want.Data
+	if err := r.Client.Update(ctx, live); err != nil {
+		return fmt.Errorf("updating ConfigMap %s: %w", live.Name, err)
+	}
+	return nil
 }
 
 // concurrently runs the steps at once and joins their errors. It is for
@@ -147,6 +178,9 @@ func (r *Reconciler) ensureService(ctx context.Context, job *kubeflow.MPIJob) er
 // a large job starting does not rewrite it once per worker.
 func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *children, publicKey []byte) error {
 	job := s.job
+	if s.configMapDone {
+		return nil
+	}
 	want := builder.ConfigMap(job, kids.runningWorkers(int(job.Workers())), publicKey, r.Options)
 	have := &corev1.ConfigMap{}
 	found, err := r.getOwned(ctx, job, want.Name, have)
@@ -164,7 +198,7 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 	if maps.Equal(have.Data, want.Data) {
 		return nil
 	}
-	runningOnly := have.Data[builder.HostfileKey] == want.Data[builder.HostfileKey]
+	runningOnly := onlyDiscoverHostsDiffers(have.Data, want.Data)
 	// A worker that stopped running leaves discover_hosts.sh at once:
 	// elastic Horovod must stop using it, and a worker it lists whose Pod
 	// is gone restarts the job (firstDisruptionSince).
@@ -180,6 +214,16 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 	}
 	r.mem.discoverPace.wrote(jobKey(job), s.now.Time, runningOnly)
 	return nil
+}
+
+// onlyDiscoverHostsDiffers reports whether two ConfigMaps' data differ in
+// discover_hosts.sh alone: the running workers, and nothing the workers
+// need before they start, such as known_hosts.
+func onlyDiscoverHostsDiffers(have, want map[string]string) bool {
+	a, b := maps.Clone(have), maps.Clone(want)
+	delete(a, builder.DiscoverHostsKey)
+	delete(b, builder.DiscoverHostsKey)
+	return maps.Equal(a, b)
 }
 
 // keepOutStoppingWorkers leaves out of the wanted hostfile the workers

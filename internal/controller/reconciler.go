@@ -63,6 +63,9 @@ type state struct {
 	// startup is how the attempt started, for the metrics of the
 	// Running transition; nil unless this reconcile sets Running.
 	startup *startup
+	// configMapDone: ensureFirstChildren made the ConfigMap in this
+	// reconcile; the cache may not show it yet.
+	configMapDone bool
 }
 
 // requeueAfter asks for another reconcile no later than d from now.
@@ -191,7 +194,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if err := errors.Join(r.endReplacedLauncher(ctx, kids), r.releaseStranded(ctx, s, kids)); err != nil {
 		return err
 	}
-	publicKey, err := r.ensureSecretAndService(ctx, s.job)
+	publicKey, err := r.ensureFirstChildren(ctx, s, kids)
 	if err != nil {
 		return err
 	}
