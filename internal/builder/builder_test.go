@@ -41,7 +41,7 @@ func TestSSHSecret(t *testing.T) {
 	}
 }
 
-func TestServiceIsHeadlessAndSelectsTheWholeJob(t *testing.T) {
+func TestServiceIsHeadlessAndSelectsNoPod(t *testing.T) {
 	job := defaulted(testjob.MakeMPIJob("pi", "ns").Workers(2))
 	want := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
@@ -52,25 +52,11 @@ func TestServiceIsHeadlessAndSelectsTheWholeJob(t *testing.T) {
 		},
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                "None",
-			Selector:                 jobLabels("pi"),
 			PublishNotReadyAddresses: true,
 		},
 	}
-	got := Service(job)
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, Service(job)); diff != "" {
 		t.Errorf("Service (-want +got):\n%s", diff)
-	}
-
-	// The selector must match the launcher's and every worker's Pod, or
-	// their hostnames would not resolve.
-	sel := labels.SelectorFromSet(got.Spec.Selector)
-	if l := LauncherJob(job, false, testOpts).Spec.Template.Labels; !sel.Matches(labels.Set(l)) {
-		t.Errorf("Service selector %s does not match the launcher's labels %v", sel, l)
-	}
-	for i := range 2 {
-		if l := WorkerPod(job, i, testOpts).Labels; !sel.Matches(labels.Set(l)) {
-			t.Errorf("Service selector %s does not match worker %d's labels %v", sel, i, l)
-		}
 	}
 }
 
@@ -228,12 +214,14 @@ func TestBuiltObjectsShareNoMemoryWithTheJob(t *testing.T) {
 			t.Errorf("MPIJob backoffLimit = %d after changing the launcher Job's, want 4", got)
 		}
 	})
-	t.Run("Service", func(t *testing.T) {
+	t.Run("EndpointSlices", func(t *testing.T) {
 		job := richJob()
-		s := Service(job)
-		s.Spec.Selector["extra"] = "x"
-		if _, ok := s.Labels["extra"]; ok {
-			t.Error("the Service's selector and labels are the same map")
+		pod := addressedPod("pi-worker-0", "10.0.0.1")
+		sl := EndpointSlices(job, []*corev1.Pod{pod}, MaxEndpointsPerSlice)[0]
+		*sl.Endpoints[0].Hostname = "changed"
+		sl.Labels["extra"] = "x"
+		if pod.Spec.Hostname != "pi-worker-0" || Service(job).Labels["extra"] != "" {
+			t.Error("a slice shares memory with the Pod it publishes or with the job's labels")
 		}
 	})
 }

@@ -6,16 +6,16 @@ import (
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
 
-// Service is the job's headless Service. It selects the launcher and the
-// workers, so each has a DNS name, and publishes not-ready addresses so a
-// worker resolves as soon as its Pod has an IP, before any readiness probe
-// passes: mpirun connects to sshd, not to a ready endpoint.
+// Service is the job's headless Service: the domain of the launcher's and
+// the workers' DNS names. It selects no Pod: the operator publishes them
+// in EndpointSlices (endpoints.go), each as soon as it has an address,
+// before any readiness probe passes, as a Service publishing not-ready
+// addresses would: mpirun connects to sshd, not to a ready endpoint.
 func Service(job *kubeflow.MPIJob) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: objectMeta(job, ServiceName(job), JobLabels(job)),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
-			Selector:                 JobLabels(job),
 			PublishNotReadyAddresses: true,
 		},
 	}

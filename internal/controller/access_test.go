@@ -33,6 +33,7 @@ func accessScheme(t *testing.T) (*runtime.Scheme, meta.RESTMapper) {
 		{Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "Service"},
 		{Version: "v1", Kind: "ConfigMap"}, {Version: "v1", Kind: "Secret"},
 		{Group: "batch", Version: "v1", Kind: "Job"},
+		{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"},
 	} {
 		m.Add(gvk, meta.RESTScopeNamespace)
 	}
@@ -65,13 +66,13 @@ func TestCheckAccess(t *testing.T) {
 	}{{
 		name:  "everything granted across the cluster",
 		allow: func(*authorizationv1.ResourceAttributes) bool { return true },
-		asks:  12,
+		asks:  14,
 	}, {
 		name: "namespaced grants to an operator that serves every namespace",
 		allow: func(a *authorizationv1.ResourceAttributes) bool {
 			return a.Namespace != ""
 		},
-		asks: 12,
+		asks: 14,
 		wantErr: []string{"list pods at the cluster scope", "watch mpijobs.kubeflow.org at the cluster scope",
 			"watch jobs.batch at the cluster scope", "--namespace"},
 	}, {
@@ -79,7 +80,7 @@ func TestCheckAccess(t *testing.T) {
 		allow: func(a *authorizationv1.ResourceAttributes) bool {
 			return a.Resource != "secrets" || a.Verb != "watch"
 		},
-		asks:    12,
+		asks:    14,
 		wantErr: []string{"may not watch secrets at the cluster scope: grant"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,8 +110,8 @@ func TestCheckAccess(t *testing.T) {
 		var asked []string
 		allow := func(a *authorizationv1.ResourceAttributes) bool { return a.Namespace == "a" }
 		err := CheckAccess(context.Background(), reviewer(allow, &asked).AuthorizationV1().SelfSubjectAccessReviews(), mapper, scheme, twoNamespaces)
-		if len(asked) != 24 {
-			t.Errorf("%d reviews, want 24: %q", len(asked), asked)
+		if len(asked) != 28 {
+			t.Errorf("%d reviews, want 28: %q", len(asked), asked)
 		}
 		if err == nil || !strings.Contains(err.Error(), "list configmaps in namespace b") || strings.Contains(err.Error(), "namespace a") {
 			t.Errorf("error %v, want namespace b's permissions alone named", err)

@@ -29,7 +29,7 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(r.releaseStranded(ctx, s, kids), r.cleanupPods(ctx, s, kids))
+	return errors.Join(r.releaseStranded(ctx, s, kids), r.cleanupPods(ctx, s, kids), r.publishEndpoints(ctx, s, kids, false))
 }
 
 // succeed ends a job whose launcher succeeded: mpirun's exit 0 is the

@@ -12,12 +12,15 @@ import (
 //   - Reconciler.Expectations (expectations.go): nothing; a new leader
 //     lists every Pod before its first reconcile, so its cache is not
 //     behind its own writes;
-//   - statusPace, discoverPace (pacer.go): one count-only write sooner;
+//   - statusPace, discoverPace, endpointPace (pacer.go): one count-only
+//     write sooner;
 //   - writtenOver: a status write that conflicts, and is retried;
 //   - cool (cooldown.go): one reconcile sooner.
 type memory struct {
-	// statusPace and discoverPace space out count-only writes per job.
-	statusPace, discoverPace pacer
+	// statusPace, discoverPace and endpointPace space out count-only
+	// writes per job: of the status, discover_hosts.sh and the
+	// EndpointSlices.
+	statusPace, discoverPace, endpointPace pacer
 	// writtenOver holds, per job, the resourceVersion our last status
 	// write replaced: while the cache still serves it, a reconcile would
 	// compute from stale status and its write would only conflict.
@@ -31,6 +34,7 @@ func (r *Reconciler) forget(key string) {
 	r.Expectations.Forget(key)
 	r.mem.statusPace.forget(key)
 	r.mem.discoverPace.forget(key)
+	r.mem.endpointPace.forget(key)
 	r.mem.writtenOver.Delete(key)
 	r.mem.cool.forget(key)
 }

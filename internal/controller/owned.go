@@ -104,7 +104,7 @@ func (r *Reconciler) ensureFirstChildren(ctx context.Context, s *state, kids *ch
 	if err != nil {
 		return nil, err
 	}
-	steps := []func() error{func() error { return r.ensureService(ctx, job) }}
+	steps := []func() error{func() error { return r.ensureService(ctx, s) }}
 	var made []byte
 	if !found {
 		priv, pub, err := sshkey.Generate()
@@ -163,13 +163,25 @@ func concurrently(steps ...func() error) error {
 	return errors.Join(errs...)
 }
 
-// ensureService makes the headless Service. Its spec never changes.
-func (r *Reconciler) ensureService(ctx context.Context, job *kubeflow.MPIJob) error {
-	found, err := r.getOwned(ctx, job, builder.ServiceName(job), &corev1.Service{})
-	if found || err != nil {
+// ensureService makes the headless Service, and notes whether it selects
+// the job's Pods (one made by upstream's operator, or by a version of
+// this one before it published them itself). Its spec never changes.
+func (r *Reconciler) ensureService(ctx context.Context, s *state) error {
+	svc := &corev1.Service{}
+	found, err := r.getOwned(ctx, s.job, builder.ServiceName(s.job), svc)
+	if err != nil {
 		return err
 	}
-	return r.create(ctx, job, builder.Service(job))
+	if !found {
+		// After create, svc is the live one: adopted from upstream's
+		// operator, it may select.
+		svc = builder.Service(s.job)
+		if err := r.create(ctx, s.job, svc); err != nil {
+			return err
+		}
+	}
+	s.serviceSelects = len(svc.Spec.Selector) > 0
+	return nil
 }
 
 // ensureConfigMap makes the hostfile ConfigMap, and rewrites it when the

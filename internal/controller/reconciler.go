@@ -35,6 +35,9 @@ type Reconciler struct {
 	Options      builder.Options
 	// CreateParallelism caps the Pod creations in flight for one job.
 	CreateParallelism int
+	// EndpointsPerSlice is how many endpoints one of a job's
+	// EndpointSlices holds; zero means the API's limit.
+	EndpointsPerSlice int
 	// Gang groups each job's Pods for a gang scheduler; nil when gang
 	// scheduling is off.
 	Gang gang.Scheduler
@@ -66,6 +69,9 @@ type state struct {
 	// configMapDone: ensureFirstChildren made the ConfigMap in this
 	// reconcile; the cache may not show it yet.
 	configMapDone bool
+	// serviceSelects: the job's Service selects its Pods (upstream's, or
+	// an older version's), so kube-controller-manager publishes them.
+	serviceSelects bool
 }
 
 // requeueAfter asks for another reconcile no later than d from now.
@@ -100,6 +106,8 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+// The operator publishes its Services' endpoints itself (endpoints.go).
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch;create;update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 //
@@ -196,6 +204,9 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	}
 	publicKey, err := r.ensureFirstChildren(ctx, s, kids)
 	if err != nil {
+		return err
+	}
+	if err := r.publishEndpoints(ctx, s, kids, !s.serviceSelects); err != nil {
 		return err
 	}
 	if s.job.IsSuspended() {

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -130,6 +131,8 @@ func typeName(obj client.Object) string {
 		return "ConfigMap"
 	case *kubeflow.MPIJob:
 		return "MPIJob"
+	case *discoveryv1.EndpointSlice:
+		return "EndpointSlice"
 	}
 	return "other"
 }

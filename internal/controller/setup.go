@@ -8,6 +8,7 @@ import (
 	"golang.org/x/time/rate"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,8 +30,8 @@ import (
 
 // CacheOptions restricts the manager's cache to the objects this operator
 // made: Pods (workers, and launchers through the Job's template), Jobs,
-// Services, ConfigMaps and Secrets carrying our operator label. Memory then
-// does not grow with the rest of the cluster. managedFields are
+// Services, ConfigMaps, Secrets and EndpointSlices carrying our operator
+// label. Memory then does not grow with the rest of the cluster. managedFields are
 // dropped, as nothing here reads them. namespaces limits the scope; empty
 // means all. groups are the gang scheduler's kinds (gang.Kinds), also
 // held only when labelled as ours. pods, when set, keeps the Pod stores
@@ -45,6 +46,10 @@ func CacheOptions(namespaces []string, pods *PodStores, groups ...client.Object)
 			&corev1.Service{}:   {Label: ours},
 			&corev1.ConfigMap{}: {Label: ours},
 			&corev1.Secret{}:    {Label: ours},
+			// The slices this operator writes carry our label; those
+			// kube-controller-manager writes for a Service that selects
+			// (upstream's) do not, and are none of ours.
+			&discoveryv1.EndpointSlice{}: {Label: ours},
 		},
 	}
 	for _, g := range groups {
@@ -119,6 +124,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 		Owns(&corev1.Service{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
+		Owns(&discoveryv1.EndpointSlice{}, builder.WithPredicates(onlyDeletes)).
 		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.mem.cool, clock: r.Clock})
 	// Gang objects are watched only when gang scheduling is on: their
 	// kinds may not exist in the cluster otherwise.

@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -158,6 +159,7 @@ var childKinds = []struct {
 }{
 	{"Pod", &corev1.PodList{}}, {"Job", &batchv1.JobList{}}, {"Service", &corev1.ServiceList{}},
 	{"ConfigMap", &corev1.ConfigMapList{}}, {"Secret", &corev1.SecretList{}},
+	{"EndpointSlice", &discoveryv1.EndpointSliceList{}},
 }
 
 // orphans deletes every MPIJob of the run (background propagation, as

@@ -1,0 +1,215 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mpi-operator/mpi-operator/internal/builder"
+)
+
+// publishEndpoints writes the job's EndpointSlices: the addresses of its
+// workers and of its current launcher's Pods, under their hostnames, for
+// the Service that selects none (builder/endpoints.go says why). While
+// Pods keep getting addresses, an addition is paced like discover_hosts.sh
+// is; the write that completes the set, and any that removes or changes
+// an address, goes out at once: the launcher waits for the last name, and
+// a stale address must not outlive its Pod in DNS.
+//
+// A Service that selects its Pods (made by upstream's operator, or by an
+// older version of this one) has them published by kube-controller-manager,
+// and mayCreate is false for it: slices already made are still kept right,
+// none is made. Nothing is read past the cache: a create that finds the
+// slice made (the cache had not shown it yet), or an update that
+// conflicts, is retried by the next reconcile.
+func (r *Reconciler) publishEndpoints(ctx context.Context, s *state, kids *children, mayCreate bool) error {
+	job := s.job
+	var list discoveryv1.EndpointSliceList
+	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{
+		discoveryv1.LabelServiceName: builder.ServiceName(job), discoveryv1.LabelManagedBy: builder.EndpointSliceManager,
+	}); err != nil {
+		return fmt.Errorf("listing EndpointSlices: %w", err)
+	}
+	live := map[string]*discoveryv1.EndpointSlice{}
+	var families []discoveryv1.AddressType
+	for i := range list.Items {
+		sl := &list.Items[i]
+		if !metav1.IsControlledBy(sl, job) {
+			continue
+		}
+		live[sl.Name] = sl
+		if !slices.Contains(families, sl.AddressType) {
+			families = append(families, sl.AddressType)
+		}
+	}
+	if len(live) == 0 && !mayCreate {
+		return nil
+	}
+	pods, complete := kids.publishable(int(job.Workers()))
+	want := builder.EndpointSlices(job, pods, r.endpointsPerSlice(), families...)
+	wanted := map[string]bool{}
+	for _, w := range want {
+		wanted[w.Name] = true
+	}
+	// A slice no longer wanted (the job shrank) is emptied, not deleted:
+	// the garbage collector removes it with the job.
+	for name, sl := range live {
+		if !wanted[name] && len(sl.Endpoints) > 0 {
+			want = append(want, emptied(sl))
+		}
+	}
+	changes, grows := endpointChanges(live, want)
+	if len(changes) == 0 {
+		return nil
+	}
+	if grows && !complete {
+		if wait := r.mem.endpointPace.due(jobKey(job), s.now.Time); wait > 0 {
+			s.requeueAfter(wait)
+			return nil
+		}
+	}
+	retry, err := r.writeEndpointSlices(ctx, live, changes)
+	if err != nil {
+		return err
+	}
+	if retry {
+		// The cache was behind: the next reconcile reads it again. Pod
+		// events may not bring one (the last worker may have started).
+		s.requeueAfter(conflictRetry)
+	}
+	r.mem.endpointPace.wrote(jobKey(job), s.now.Time, grows && !complete)
+	return nil
+}
+
+// endpointChanges are the wanted slices that differ from the live ones,
+// and whether they only add addresses.
+func endpointChanges(live map[string]*discoveryv1.EndpointSlice, want []*discoveryv1.EndpointSlice) ([]*discoveryv1.EndpointSlice, bool) {
+	var changes []*discoveryv1.EndpointSlice
+	var had, has []string
+	for _, w := range want {
+		h := live[w.Name]
+		if h != nil {
+			had = append(had, addresses(h)...)
+			if equality.Semantic.DeepEqual(h.Endpoints, w.Endpoints) {
+				has = append(has, addresses(w)...)
+				continue
+			}
+		}
+		has = append(has, addresses(w)...)
+		changes = append(changes, w)
+	}
+	kept := map[string]bool{}
+	for _, a := range has {
+		kept[a] = true
+	}
+	grows := true
+	for _, a := range had {
+		grows = grows && kept[a]
+	}
+	return changes, grows
+}
+
+// addresses names each endpoint of a slice by its Pod and address.
+func addresses(sl *discoveryv1.EndpointSlice) []string {
+	var out []string
+	for _, e := range sl.Endpoints {
+		name := ""
+		if e.TargetRef != nil {
+			name = string(e.TargetRef.UID)
+		}
+		for _, a := range e.Addresses {
+			out = append(out, name+"/"+a)
+		}
+	}
+	return out
+}
+
+func emptied(sl *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
+	e := sl.DeepCopy()
+	e.Endpoints = []discoveryv1.Endpoint{}
+	return e
+}
+
+// writeEndpointSlices creates or updates each changed slice, at once. It
+// reports whether a write found the cache behind the API (the slice
+// already made, or changed since): the caller reconciles again soon.
+func (r *Reconciler) writeEndpointSlices(ctx context.Context, live map[string]*discoveryv1.EndpointSlice, changes []*discoveryv1.EndpointSlice) (bool, error) {
+	var behind atomic.Bool
+	steps := make([]func() error, 0, len(changes))
+	for _, w := range changes {
+		steps = append(steps, func() error {
+			h := live[w.Name]
+			if h == nil {
+				err := r.Client.Create(ctx, w)
+				if apierrors.IsAlreadyExists(err) {
+					behind.Store(true)
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("creating EndpointSlice %s: %w", w.Name, err)
+				}
+				return nil
+			}
+			up := h.DeepCopy()
+			up.Endpoints = w.Endpoints
+			err := r.Client.Update(ctx, up)
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				behind.Store(true)
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("updating EndpointSlice %s: %w", w.Name, err)
+			}
+			return nil
+		})
+	}
+	err := concurrently(steps...)
+	return behind.Load(), err
+}
+
+// publishable are the Pods the job's Service publishes, the launcher's
+// first and then the workers by index, and whether every one of them
+// that will run has an address: every worker the job wants exists, and
+// none of them or of the launcher's Pods waits for one.
+func (k *children) publishable(n int) ([]*corev1.Pod, bool) {
+	complete := true
+	pods := make([]*corev1.Pod, 0, n+len(k.launcherPods))
+	for _, p := range k.launcherPods {
+		pods = append(pods, p)
+		complete = complete && (builder.Published(p) || !waitsForAddress(p))
+	}
+	for i := range n {
+		p := k.workers[i]
+		if p == nil {
+			complete = false
+			continue
+		}
+		pods = append(pods, p)
+		complete = complete && (builder.Published(p) || !waitsForAddress(p))
+	}
+	return pods, complete
+}
+
+// waitsForAddress reports whether a Pod will get an address it has not
+// got yet: it is neither finished nor being deleted.
+func waitsForAddress(p *corev1.Pod) bool {
+	return !isTerminating(p) && !isPodFinished(p) && len(p.Status.PodIPs) == 0
+}
+
+// endpointsPerSlice is how many endpoints one slice holds: the API's
+// limit, so a 10,000-worker job has 10 slices to write, not the 100 of
+// kube-controller-manager's default of 100 a slice.
+func (r *Reconciler) endpointsPerSlice() int {
+	if r.EndpointsPerSlice > 0 {
+		return r.EndpointsPerSlice
+	}
+	return builder.MaxEndpointsPerSlice
+}
