@@ -76,16 +76,15 @@ func (r *Reconciler) publishEndpoints(ctx context.Context, s *state, kids *child
 			return nil
 		}
 	}
-	retry, err := r.writeEndpointSlices(ctx, live, changes)
-	if err != nil {
-		return err
+	// Sent with the status write (Reconciler.write): the write that
+	// completes the set is due when the last Pod runs, and so is Running.
+	s.endpointWrites = func(ctx context.Context) (bool, error) {
+		retry, err := r.writeEndpointSlices(ctx, live, changes)
+		if err == nil {
+			r.mem.endpointPace.wrote(jobKey(job), s.now.Time, grows && !complete)
+		}
+		return retry, err
 	}
-	if retry {
-		// The cache was behind: the next reconcile reads it again. Pod
-		// events may not bring one (the last worker may have started).
-		s.requeueAfter(conflictRetry)
-	}
-	r.mem.endpointPace.wrote(jobKey(job), s.now.Time, grows && !complete)
 	return nil
 }
 

@@ -2,15 +2,19 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
@@ -35,9 +39,68 @@ func (r *Reconciler) reconcileLauncher(ctx context.Context, s *state, kids *chil
 			// hold a stale copy of the template that Kueue may still edit.
 			return nil
 		}
-		return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, r.newLauncherJob(ctx, job, kids, false)))
+		l := r.newLauncherJob(ctx, job, kids, false)
+		if s.gateLauncher {
+			builder.GateOnWorkers(l)
+		}
+		return r.warnIfRefused(job, "launcher Job", r.create(ctx, job, l))
 	}
 	return r.setLauncherSuspend(ctx, job, kids.launcher, suspend)
+}
+
+// startAttempt makes the missing workers and the launcher Job.
+//
+// The launcher must not run before every worker has been made: a worker
+// missing once the launcher has started is one that was lost. (When the
+// launcher Job was made after the workers' creates were sent but not all
+// done, a leader killed between the two left a started launcher and
+// workers never made, which the next leader took for lost ones: make
+// chaos seed 932738 restarted 186 times for 95 disruptions.) So on a
+// restart, or while an earlier launcher is about, the workers come first.
+// A job's first launcher Job is made beside its workers instead, in the
+// same round trip, with its Pod template gated (builder.WorkersGate): the
+// Job controller's turn to make the Pod then overlaps the workers', and
+// ungateLauncher lets the Pod be scheduled once the cache shows them all.
+func (r *Reconciler) startAttempt(ctx context.Context, s *state, kids *children) error {
+	_, restarting := kids.restart()
+	if kids.launcher != nil || kids.replaced != nil || restarting || len(kids.formerLaunchers) > 0 {
+		if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {
+			return err
+		}
+		return errors.Join(r.reconcileLauncher(ctx, s, kids), r.ungateLauncher(ctx, s.job, kids))
+	}
+	s.gateLauncher = !kids.allWorkers(int(s.job.Workers()), exists)
+	return concurrently(
+		func() error { return r.reconcileWorkers(ctx, s.job, kids) },
+		func() error { return r.reconcileLauncher(ctx, s, kids) })
+}
+
+func exists(*corev1.Pod) bool { return true }
+
+// removeWorkersGate removes builder.WorkersGate and no other gate: Kueue
+// and others add gates of their own.
+var removeWorkersGate = client.RawPatch(types.StrategicMergePatchType,
+	fmt.Appendf(nil, `{"spec":{"schedulingGates":[{"$patch":"delete","name":%q}]}}`, builder.WorkersGate))
+
+// ungateLauncher removes builder.WorkersGate from the launcher's Pods once
+// the cache shows every worker. Each Pod the Job controller makes from the
+// gated template (a retry) is let go the same way.
+func (r *Reconciler) ungateLauncher(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
+	if !kids.allWorkers(int(job.Workers()), exists) {
+		return nil
+	}
+	var errs []error
+	for _, p := range kids.launcherPods {
+		if !builder.GatedOnWorkers(p) || isTerminating(p) {
+			continue
+		}
+		// The cache's Pod is shared, and a patch writes its answer into
+		// the object it is given.
+		if err := r.Client.Patch(ctx, p.DeepCopy(), removeWorkersGate); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing the workers gate of launcher Pod %s: %w", p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // newLauncherJob is the launcher Job to create. It checks the workers'

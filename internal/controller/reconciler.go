@@ -72,6 +72,13 @@ type state struct {
 	// serviceSelects: the job's Service selects its Pods (upstream's, or
 	// an older version's), so kube-controller-manager publishes them.
 	serviceSelects bool
+	// gateLauncher: the launcher Job about to be made holds its Pod back
+	// until every worker has been made (startAttempt).
+	gateLauncher bool
+	// endpointWrites are the EndpointSlice writes publishEndpoints
+	// decided on, sent beside the status write; it reports whether the
+	// cache was behind. nil when there are none.
+	endpointWrites func(context.Context) (bool, error)
 }
 
 // requeueAfter asks for another reconcile no later than d from now.
@@ -95,7 +102,9 @@ func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name
 // is on. MPIJobs are read from the cache only (list and watch, never get);
 // get on children reads one past the cache when a create answers
 // AlreadyExists. patch on mpijobs records a restart (durable.go); patch on
-// pods releases a launcher Pod the Job controller left (stranded.go).
+// pods releases a launcher Pod the Job controller left (stranded.go) and
+// lets a first launcher Pod be scheduled once the workers are made
+// (launcher.go).
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=list;watch;patch;delete
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=update
 // +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/finalizers,verbs=update
@@ -164,19 +173,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			s.requeueAfter(wait)
 		}
 	}
-	if werr := r.writeStatus(ctx, s, observed, onlyCounts); werr != nil {
-		if apierrors.IsConflict(werr) {
+	werr, perr := r.write(ctx, s, observed, onlyCounts)
+	if werr != nil {
+		if apierrors.IsConflict(werr) && perr == nil {
 			// The cache had not caught up with our previous write, or
 			// the user changed the job: expected, retried on fresh data.
 			log.V(2).Info("Status write conflicted; retrying", "err", werr)
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
-		return ctrl.Result{}, werr
+		return ctrl.Result{}, errors.Join(werr, perr)
 	}
-	if err != nil {
+	if err := errors.Join(err, perr); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: s.requeue}, nil
+}
+
+// write sends the reconcile's last writes at once: the status and the
+// EndpointSlices. Neither needs the other, and when the last Pod runs
+// both are due: its address, and Running.
+func (r *Reconciler) write(ctx context.Context, s *state, observed *kubeflow.JobStatus, onlyCounts bool) (statusErr, slicesErr error) {
+	if s.endpointWrites == nil {
+		return r.writeStatus(ctx, s, observed, onlyCounts), nil
+	}
+	var behind bool
+	_ = concurrently(
+		func() error { statusErr = r.writeStatus(ctx, s, observed, onlyCounts); return nil },
+		func() error { behind, slicesErr = s.endpointWrites(ctx); return nil })
+	if behind {
+		// The cache was behind: the next reconcile reads it again. Pod
+		// events may not bring one (the last worker may have started).
+		s.requeueAfter(conflictRetry)
+	}
+	return statusErr, slicesErr
 }
 
 // sync runs the steps of a reconcile in order. A step returns early on an
@@ -231,15 +260,7 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	if formed, err := r.reconcileGang(ctx, s.job); !formed || err != nil {
 		return err
 	}
-	// The workers before the launcher Job: a worker missing once the
-	// launcher has started is then one that was lost. (Made the other way
-	// round, a leader killed between the two left a started launcher and
-	// workers never made, which the next leader took for lost ones: make
-	// chaos seed 932738 restarted 186 times for 95 disruptions.)
-	if err := r.reconcileWorkers(ctx, s.job, kids); err != nil {
-		return err
-	}
-	if err := r.reconcileLauncher(ctx, s, kids); err != nil {
+	if err := r.startAttempt(ctx, s, kids); err != nil {
 		return err
 	}
 	updateReplicaStatuses(s, kids)

@@ -28,7 +28,14 @@ func runningJob(t *testing.T, limit int32) (*fixture, *kubeflow.MPIJob, time.Tim
 // its launcher Job started at the fixture's clock and its Pod runs.
 func running(t *testing.T, job *kubeflow.MPIJob) (*fixture, *kubeflow.MPIJob, time.Time) {
 	t.Helper()
-	f := newFixture(t, interceptor.Funcs{}, job)
+	return runningWith(t, job, interceptor.Funcs{})
+}
+
+// runningWith is running, with the fake client's calls passed through
+// funcs.
+func runningWith(t *testing.T, job *kubeflow.MPIJob, funcs interceptor.Funcs) (*fixture, *kubeflow.MPIJob, time.Time) {
+	t.Helper()
+	f := newFixture(t, funcs, job)
 	f.reconcile(t, job)
 	start := f.clock.Now()
 	for i := range 2 {

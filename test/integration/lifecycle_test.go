@@ -220,9 +220,17 @@ func TestRunningFollowsTheLauncherPod(t *testing.T) {
 		},
 		Spec: l.Spec.Template.Spec,
 	}
+	if !builder.GatedOnWorkers(pod) {
+		t.Fatal("the first launcher Job, made beside its worker, does not hold its Pod back")
+	}
 	if err := k8s.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
+	// The API server takes the operator's patch that removes its gate.
+	eventually(t, "launcher Pod let go", func(ctx context.Context) (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+		return err == nil && !builder.GatedOnWorkers(pod), err
+	})
 	setPodPhase(t, pod, corev1.PodRunning, true)
 	got := waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
 	if l := launcherJob(t, job); l.Status.Ready != nil && *l.Status.Ready > 0 {
