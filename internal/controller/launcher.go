@@ -94,11 +94,16 @@ func (r *Reconciler) ungateLauncher(ctx context.Context, job *kubeflow.MPIJob, k
 		if !builder.GatedOnWorkers(p) || isTerminating(p) {
 			continue
 		}
+		if uid, ok := r.mem.ungated.Load(jobKey(job)); ok && uid == p.UID {
+			continue // removed; the cache has not shown it yet
+		}
 		// The cache's Pod is shared, and a patch writes its answer into
 		// the object it is given.
 		if err := r.Client.Patch(ctx, p.DeepCopy(), removeWorkersGate); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("removing the workers gate of launcher Pod %s: %w", p.Name, err))
+			continue
 		}
+		r.mem.ungated.Store(jobKey(job), p.UID)
 	}
 	return errors.Join(errs...)
 }

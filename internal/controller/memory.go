@@ -15,6 +15,7 @@ import (
 //   - statusPace, discoverPace, endpointPace (pacer.go): one count-only
 //     write sooner;
 //   - writtenOver: a status write that conflicts, and is retried;
+//   - ungated: one patch that removes nothing;
 //   - cool (cooldown.go): one reconcile sooner.
 type memory struct {
 	// statusPace, discoverPace and endpointPace space out count-only
@@ -25,6 +26,10 @@ type memory struct {
 	// write replaced: while the cache still serves it, a reconcile would
 	// compute from stale status and its write would only conflict.
 	writtenOver gosync.Map
+	// ungated holds, per job, the UID of the launcher Pod whose workers
+	// gate this controller removed last: while the cache still shows the
+	// gate, the patch is not sent again (a gate never comes back).
+	ungated gosync.Map
 	// cool spaces out the reconciles that Pod events cause.
 	cool cooldown
 }
@@ -36,5 +41,6 @@ func (r *Reconciler) forget(key string) {
 	r.mem.discoverPace.forget(key)
 	r.mem.endpointPace.forget(key)
 	r.mem.writtenOver.Delete(key)
+	r.mem.ungated.Delete(key)
 	r.mem.cool.forget(key)
 }

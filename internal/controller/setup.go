@@ -119,7 +119,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 	}}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("mpijob").
-		For(&kubeflow.MPIJob{}, builder.WithPredicates(managedByUs, predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, restartRecorded))).
+		For(&kubeflow.MPIJob{}, builder.WithPredicates(managedByUs, predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, restartRecorded, r.ownWriteSeen()))).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.Service{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
@@ -132,6 +132,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 		b = b.Owns(kind, builder.WithPredicates(onlyDeletes))
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: o.Concurrency, RateLimiter: o.rateLimiter()}).Complete(r)
+}
+
+// ownWriteSeen passes the update that brings this controller's last status
+// write into the cache: a reconcile that found the cache behind it waits
+// (writtenOver), and the write's arrival ends the wait rather than the
+// next Pod event or conflictRetry.
+func (r *Reconciler) ownWriteSeen() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		_, waiting := r.mem.writtenOver.Load(e.ObjectNew.GetNamespace() + "/" + e.ObjectNew.GetName())
+		return waiting
+	}}
 }
 
 // podHandler enqueues a worker Pod's MPIJob, once the job's cooldown is

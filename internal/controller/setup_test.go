@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 func TestPodsAreIndexedByJobAndRole(t *testing.T) {
@@ -29,5 +30,21 @@ func TestPodsAreIndexedByJobAndRole(t *testing.T) {
 		if diff := cmp.Diff(tc.want, podJobRole(pod)); diff != "" {
 			t.Errorf("%s: index keys (-want +got):\n%s", tc.name, diff)
 		}
+	}
+}
+
+// TestOwnStatusWriteEndsTheWait: an MPIJob update (status only, so the
+// generation is the same) brings a reconcile while one waits for the
+// cache to show this controller's status write, and only then.
+func TestOwnStatusWriteEndsTheWait(t *testing.T) {
+	r := &Reconciler{}
+	job := testjob.MakeMPIJob("pi", "ns").Obj()
+	e := event.UpdateEvent{ObjectOld: job, ObjectNew: job.DeepCopy()}
+	if r.ownWriteSeen().Update(e) {
+		t.Error("a status update passed with no reconcile waiting for it")
+	}
+	r.mem.writtenOver.Store("ns/pi", "41")
+	if !r.ownWriteSeen().Update(e) {
+		t.Error("the status update a reconcile waits for did not pass")
 	}
 }

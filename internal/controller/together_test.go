@@ -167,6 +167,16 @@ func TestFirstLauncherWaitsUntilEveryWorkerIsMade(t *testing.T) {
 	if gates := got.Spec.SchedulingGates; len(gates) != 1 || gates[0].Name != "example.com/mine" {
 		t.Errorf("launcher Pod's gates %v once every worker was made, want only the template's own", gates)
 	}
+	// A cache that does not show the removal yet brings no second patch.
+	got.Spec.SchedulingGates = append(got.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: builder.WorkersGate})
+	if err := f.client.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if f.writes["patch Pod"] != 0 {
+		t.Errorf("the gate was removed again while the cache lagged: writes %v", f.writes)
+	}
 }
 
 // TestRestartMakesWorkersBeforeTheLauncher: when a restart's successor
