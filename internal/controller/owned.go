@@ -215,6 +215,11 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 	// elastic Horovod must stop using it, and a worker it lists whose Pod
 	// is gone restarts the job (firstDisruptionSince).
 	if runningOnly && !dropsHosts(have.Data[builder.DiscoverHostsKey], want.Data[builder.DiscoverHostsKey]) {
+		if !kids.launcherRunning && !kids.allWorkers(int(job.Workers()), isRunning) {
+			// No launcher runs it yet: it gets the list once every
+			// worker runs, not each step on the way.
+			return nil
+		}
 		if wait := r.mem.discoverPace.due(jobKey(job), s.now.Time); wait > 0 {
 			s.requeueAfter(wait)
 			return nil
