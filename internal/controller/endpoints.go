@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -55,6 +56,12 @@ func (r *Reconciler) publishEndpoints(ctx context.Context, s *state, kids *child
 	if len(live) == 0 && !mayCreate {
 		return nil
 	}
+	if r.slicesBehind(jobKey(job), live, s.now.Time) {
+		// The slice informer's event brings the next reconcile
+		// (sliceWriteSeen); this one is in case it never comes.
+		s.requeueAfter(sliceWriteWait)
+		return nil
+	}
 	pods, complete := kids.publishable(int(job.Workers()))
 	want := builder.EndpointSlices(job, pods, r.endpointsPerSlice(), families...)
 	wanted := map[string]bool{}
@@ -91,9 +98,55 @@ func (r *Reconciler) publishEndpoints(ctx context.Context, s *state, kids *child
 		if err == nil {
 			r.mem.endpointPace.wrote(jobKey(job), s.now.Time, grows && !complete)
 		}
+		r.mem.slicesWritten.Store(jobKey(job), sliceWrites{at: s.now.Time, rv: written(changes)})
 		return retry, err
 	}
 	return nil
+}
+
+// sliceWriteWait bounds how long a reconcile waits for the cache to show
+// the job's last slice writes: someone else may have written a slice
+// since, and then the cache never shows them.
+const sliceWriteWait = 2 * time.Second
+
+// sliceWrites are the resourceVersions, by name, of the slices written at
+// a time.
+type sliceWrites struct {
+	at time.Time
+	rv map[string]string
+}
+
+// written are the resourceVersions of the slices written (those a write
+// gave one).
+func written(changes []*discoveryv1.EndpointSlice) map[string]string {
+	rv := map[string]string{}
+	for _, w := range changes {
+		if w.ResourceVersion != "" {
+			rv[w.Name] = w.ResourceVersion
+		}
+	}
+	return rv
+}
+
+// slicesBehind reports whether the cache does not show yet the slices
+// this controller wrote last for the job, for at most sliceWriteWait: the
+// next reconcile (soon after, now that the last address goes out with
+// Running) would write them again and be refused.
+func (r *Reconciler) slicesBehind(key string, live map[string]*discoveryv1.EndpointSlice, now time.Time) bool {
+	v, ok := r.mem.slicesWritten.Load(key)
+	if !ok {
+		return false
+	}
+	w := v.(sliceWrites)
+	if now.Sub(w.at) < sliceWriteWait {
+		for name, rv := range w.rv {
+			if sl := live[name]; sl == nil || sl.ResourceVersion != rv {
+				return true
+			}
+		}
+	}
+	r.mem.slicesWritten.Delete(key)
+	return false
 }
 
 // endpointChanges are the wanted slices that differ from the live ones,
@@ -168,6 +221,7 @@ func (r *Reconciler) writeEndpointSlices(ctx context.Context, live map[string]*d
 			up := h.DeepCopy()
 			up.Endpoints = w.Endpoints
 			err := r.Client.Update(ctx, up)
+			w.ResourceVersion = up.ResourceVersion
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				behind.Store(true)
 				return nil

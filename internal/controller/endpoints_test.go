@@ -189,3 +189,42 @@ func TestAddressesWaitForTheWholeSetUntilTheLauncherRuns(t *testing.T) {
 		t.Errorf("the launcher runs and worker 0 is still not published after the pacing period: %v (writes %v)", got, f.writes)
 	}
 }
+
+// TestSliceWriteTheCacheDoesNotShowYetIsNotRepeated: a reconcile right
+// after a slice write, while the cache does not show it yet, writes
+// nothing (the API would refuse the create as made, or the update as
+// stale) and asks to be called back; past sliceWriteWait the cache is
+// believed, and a slice someone removed is made again.
+func TestSliceWriteTheCacheDoesNotShowYetIsNotRepeated(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, 0))
+	giveAddress(t, f, job, 0, "10.0.0.10")
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if f.writes["create EndpointSlice"] != 1 {
+		t.Fatalf("writes %v, want the slice created", f.writes)
+	}
+	var list discoveryv1.EndpointSliceList
+	if err := f.client.List(context.Background(), &list, client.InNamespace("ns")); err != nil || len(list.Items) != 1 {
+		t.Fatalf("slices %d, err %v", len(list.Items), err)
+	}
+	if err := f.client.Delete(context.Background(), &list.Items[0]); err != nil { // the cache has not seen the create
+		t.Fatal(err)
+	}
+	f.writes = calls{}
+	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.writes["create EndpointSlice"] != 0 || res.RequeueAfter <= 0 || res.RequeueAfter > sliceWriteWait {
+		t.Errorf("cache behind the slice write: writes %v, requeueAfter %v; want none, and a call back within %v", f.writes, res.RequeueAfter, sliceWriteWait)
+	}
+	f.clock.SetTime(f.clock.Now().Add(sliceWriteWait))
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if f.writes["create EndpointSlice"] != 1 || published(t, f, job)["pi-worker-0"] != "10.0.0.10" {
+		t.Errorf("the slice was removed, and past the wait: writes %v, published %v; want it made again", f.writes, published(t, f, job))
+	}
+}

@@ -16,6 +16,8 @@ import (
 //     write sooner;
 //   - writtenOver: a status write that conflicts, and is retried;
 //   - ungated: one patch that removes nothing;
+//   - slicesWritten: an EndpointSlice write that finds the slice made or
+//     changed, and is retried;
 //   - cool (cooldown.go): one reconcile sooner.
 type memory struct {
 	// statusPace, discoverPace and endpointPace space out count-only
@@ -30,6 +32,10 @@ type memory struct {
 	// gate this controller removed last: while the cache still shows the
 	// gate, the patch is not sent again (a gate never comes back).
 	ungated gosync.Map
+	// slicesWritten holds, per job, the resourceVersions of the
+	// EndpointSlices this controller wrote last (sliceWrites), until the
+	// cache shows them.
+	slicesWritten gosync.Map
 	// cool spaces out the reconciles that Pod events cause.
 	cool cooldown
 }
@@ -42,5 +48,6 @@ func (r *Reconciler) forget(key string) {
 	r.mem.endpointPace.forget(key)
 	r.mem.writtenOver.Delete(key)
 	r.mem.ungated.Delete(key)
+	r.mem.slicesWritten.Delete(key)
 	r.mem.cool.forget(key)
 }

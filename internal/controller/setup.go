@@ -124,7 +124,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 		Owns(&corev1.Service{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
-		Owns(&discoveryv1.EndpointSlice{}, builder.WithPredicates(onlyDeletes)).
+		Owns(&discoveryv1.EndpointSlice{}, builder.WithPredicates(predicate.Or[client.Object](onlyDeletes, r.sliceWriteSeen()))).
 		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.mem.cool, clock: r.Clock})
 	// Gang objects are watched only when gang scheduling is on: their
 	// kinds may not exist in the cluster otherwise.
@@ -143,6 +143,25 @@ func (r *Reconciler) ownWriteSeen() predicate.Funcs {
 		_, waiting := r.mem.writtenOver.Load(e.ObjectNew.GetNamespace() + "/" + e.ObjectNew.GetName())
 		return waiting
 	}}
+}
+
+// sliceWriteSeen passes the EndpointSlice events that bring this
+// controller's last slice writes into the cache while a reconcile waits
+// for them (slicesBehind).
+func (r *Reconciler) sliceWriteSeen() predicate.Funcs {
+	waiting := func(o client.Object) bool {
+		ref := metav1.GetControllerOf(o)
+		if ref == nil {
+			return false
+		}
+		_, ok := r.mem.slicesWritten.Load(o.GetNamespace() + "/" + ref.Name)
+		return ok
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return waiting(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return waiting(e.ObjectNew) },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // podHandler enqueues a worker Pod's MPIJob, once the job's cooldown is

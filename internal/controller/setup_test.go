@@ -10,6 +10,7 @@ import (
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 )
@@ -46,5 +47,22 @@ func TestOwnStatusWriteEndsTheWait(t *testing.T) {
 	r.mem.writtenOver.Store("ns/pi", "41")
 	if !r.ownWriteSeen().Update(e) {
 		t.Error("the status update a reconcile waits for did not pass")
+	}
+}
+
+// TestOwnSliceWriteEndsTheWait: a slice event brings a reconcile while its
+// job waits for the cache to show its slice writes, and only then.
+func TestOwnSliceWriteEndsTheWait(t *testing.T) {
+	r := &Reconciler{}
+	job := testjob.MakeMPIJob("pi", "ns").Obj()
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "pi-ipv4-0", Namespace: "ns",
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, kubeflow.GroupVersion.WithKind(kubeflow.Kind))}}}
+	created, updated := event.CreateEvent{Object: slice}, event.UpdateEvent{ObjectOld: slice, ObjectNew: slice}
+	if r.sliceWriteSeen().Create(created) || r.sliceWriteSeen().Update(updated) {
+		t.Error("a slice event passed with no reconcile waiting for it")
+	}
+	r.mem.slicesWritten.Store("ns/pi", sliceWrites{})
+	if !r.sliceWriteSeen().Create(created) || !r.sliceWriteSeen().Update(updated) {
+		t.Error("the slice events a reconcile waits for did not pass")
 	}
 }

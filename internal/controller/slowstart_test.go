@@ -2,60 +2,101 @@ package controller
 
 import (
 	"errors"
-	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
-func TestBatchSizes(t *testing.T) {
-	cases := []struct {
-		count, limit int
-		want         []int
+// TestSlowStartStopsAfterARefusal: a job whose Pods are all refused (a
+// quota) makes one round of requests, not a thousand; a refusal later on
+// stops the rest; every call is made once, and the count returned is the
+// calls made.
+func TestSlowStartStopsAfterARefusal(t *testing.T) {
+	refused := errors.New("exceeded quota")
+	for _, tc := range []struct {
+		name               string
+		fails              func(i int) bool
+		minCalls, maxCalls int
 	}{
-		{count: 0, limit: 150, want: nil},
-		{count: 10, limit: 150, want: []int{10}}, // a small job: one round trip
-		{count: 16, limit: 150, want: []int{16}},
-		{count: 100, limit: 150, want: []int{16, 32, 52}},
-		{count: 400, limit: 100, want: []int{16, 32, 64, 100, 100, 88}},
-		{count: 5, limit: 2, want: []int{2, 2, 1}},
-		{count: 3, limit: 0, want: []int{1, 1, 1}},
-	}
-	for _, tc := range cases {
-		if got := batchSizes(tc.count, tc.limit); !slices.Equal(got, tc.want) {
-			t.Errorf("batchSizes(%d, %d) = %v, want %v", tc.count, tc.limit, got, tc.want)
-		}
+		{name: "all refused", fails: func(int) bool { return true }, minCalls: firstBatch, maxCalls: firstBatch},
+		// The 15 calls beside it may each start one more before the
+		// refusal is seen.
+		{name: "the first refused", fails: func(i int) bool { return i == 0 }, minCalls: firstBatch, maxCalls: 2*firstBatch - 1},
+		{name: "the 21st refused", fails: func(i int) bool { return i == 20 }, minCalls: 21, maxCalls: 999},
+		{name: "none refused", fails: func(int) bool { return false }, minCalls: 1000, maxCalls: 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int64
+			seen := make([]atomic.Bool, 1000)
+			done, err := slowStart(1000, 150, func(i int) error {
+				calls.Add(1)
+				if seen[i].Swap(true) {
+					t.Errorf("call %d made twice", i)
+				}
+				if tc.fails(i) {
+					return refused
+				}
+				return nil
+			})
+			if done != int(calls.Load()) || done < tc.minCalls || done > tc.maxCalls {
+				t.Errorf("%d calls made, %d reported, want %d to %d", calls.Load(), done, tc.minCalls, tc.maxCalls)
+			}
+			for i := range done {
+				if !seen[i].Load() {
+					t.Errorf("call %d of the %d reported was never made", i, done)
+				}
+			}
+			if (tc.maxCalls < 1000) != errors.Is(err, refused) {
+				t.Errorf("err = %v", err)
+			}
+		})
 	}
 }
 
-// TestSlowStartBatchStopsAfterARefusedBatch: a job whose Pods are all
-// refused (a quota) makes one batch of requests, not a thousand; every
-// call is made once.
-func TestSlowStartBatchStopsAfterARefusedBatch(t *testing.T) {
-	refused := errors.New("exceeded quota")
-	for _, tc := range []struct {
-		failAt, wantCalls int
-	}{
-		{failAt: 0, wantCalls: 16},
-		{failAt: 20, wantCalls: 48},
-		{failAt: -1, wantCalls: 1000},
-	} {
-		var calls atomic.Int64
-		seen := make([]atomic.Bool, 1000)
-		done, err := slowStartBatch(1000, 150, func(i int) error {
-			calls.Add(1)
-			if seen[i].Swap(true) {
-				t.Errorf("call %d made twice", i)
+// TestSlowStartIsNotHeldBackByASlowCall: while the first call hangs, the
+// others go on and their slots are reused, the calls in flight growing
+// with each success. In batches (16, then 32 once all 16 returned), call
+// 40 would wait for the first call; the test lets it hang for 2 s at
+// most and fails if call 40 was not made meanwhile.
+func TestSlowStartIsNotHeldBackByASlowCall(t *testing.T) {
+	fortieth := make(chan struct{})
+	var waitedInVain atomic.Bool
+	done, err := slowStart(100, 150, func(i int) error {
+		switch i {
+		case 0:
+			select {
+			case <-fortieth:
+			case <-time.After(2 * time.Second):
+				waitedInVain.Store(true)
 			}
-			if i == tc.failAt {
-				return refused
-			}
-			return nil
-		})
-		if done != tc.wantCalls || int(calls.Load()) != tc.wantCalls {
-			t.Errorf("failing at %d: %d calls made, %d reported, want %d", tc.failAt, calls.Load(), done, tc.wantCalls)
+		case 40:
+			close(fortieth)
 		}
-		if (tc.failAt >= 0) != errors.Is(err, refused) {
-			t.Errorf("failing at %d: err = %v", tc.failAt, err)
+		return nil
+	})
+	if err != nil || done != 100 {
+		t.Fatalf("done %d, err %v", done, err)
+	}
+	if waitedInVain.Load() {
+		t.Error("call 40 waited for the slow first call")
+	}
+}
+
+// TestSlowStartKeepsToTheLimit: never more than limit calls in flight.
+func TestSlowStartKeepsToTheLimit(t *testing.T) {
+	var inFlight, most atomic.Int64
+	done, err := slowStart(200, 20, func(int) error {
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
+		time.Sleep(time.Millisecond) // let calls overlap
+		inFlight.Add(-1)
+		return nil
+	})
+	if err != nil || done != 200 {
+		t.Fatalf("done %d, err %v", done, err)
+	}
+	if most.Load() > 20 {
+		t.Errorf("%d calls in flight at once, limit 20", most.Load())
 	}
 }

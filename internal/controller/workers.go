@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	gosync "sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,10 +25,10 @@ func (r *Reconciler) reconcileWorkers(ctx context.Context, job *kubeflow.MPIJob,
 	return errors.Join(r.createWorkers(ctx, job, missing), r.deletePods(ctx, job, kids.surplus))
 }
 
-// createWorkers creates the given workers in parallel, in batches that
-// double in size (16, 32, 64, ...) up to CreateParallelism: a job that
-// cannot create Pods (quota, admission) fails after 16 requests instead
-// of a thousand.
+// createWorkers creates the given workers in parallel, the creates in
+// flight doubling each round trip (16, 32, 64, ...) up to
+// CreateParallelism: a job that cannot create Pods (quota, admission)
+// fails after 16 requests instead of a thousand.
 func (r *Reconciler) createWorkers(ctx context.Context, job *kubeflow.MPIJob, indices []int) error {
 	if len(indices) == 0 {
 		return nil
@@ -40,7 +39,7 @@ func (r *Reconciler) createWorkers(ctx context.Context, job *kubeflow.MPIJob, in
 		names[i] = builder.WorkerName(job, idx)
 	}
 	r.Expectations.ExpectCreations(key, names...)
-	done, err := slowStartBatch(len(indices), r.CreateParallelism, func(i int) error {
+	done, err := slowStart(len(indices), r.CreateParallelism, func(i int) error {
 		pod := r.workerPod(job, indices[i])
 		if err := r.create(ctx, job, pod); err != nil {
 			// The informer will not report this Pod as new: lower the
@@ -77,43 +76,41 @@ func (r *Reconciler) warnIfRefused(job *kubeflow.MPIJob, what string, err error)
 	return err
 }
 
-// firstBatch is the size of slowStartBatch's first batch. The Job
-// controller starts at 1; each batch is a round trip, and at 1 a job of 10
-// workers took four of them (1, 2, 4, 3), 80 ms on the benchmark cluster
-// where the bare Pods were all Running in 100 ms. A job of up to 16
-// workers now goes out in one.
+// firstBatch is how many calls slowStart makes at once before any has
+// returned. The Job controller starts at 1; each step is a round trip,
+// and at 1 a job of 10 workers took four of them (1, 2, 4, 3), 80 ms on the
+// benchmark cluster where the bare Pods were all Running in 100 ms. A job
+// of up to 16 workers now goes out in one.
 const firstBatch = 16
 
-// slowStartBatch calls fn for 0..count-1 in the batches of batchSizes, each
-// after the one before has returned, and stops after the first batch with
-// an error. It returns how many calls were made.
-func slowStartBatch(count, limit int, fn func(int) error) (int, error) {
-	started := 0
-	for _, batch := range batchSizes(count, limit) {
-		errs := make([]error, batch)
-		var wg gosync.WaitGroup
-		for i := range batch {
-			wg.Go(func() { errs[i] = fn(started + i) })
-		}
-		wg.Wait()
-		started += batch
-		if err := errors.Join(errs...); err != nil {
-			return started, err
-		}
-	}
-	return started, nil
-}
-
-// batchSizes splits count calls into batches of firstBatch, twice that,
-// and so on, none larger than limit.
-func batchSizes(count, limit int) []int {
+// slowStart calls fn for 0..count-1, in order, with at most firstBatch
+// calls in flight plus one for each that succeeded, and never more than
+// limit: the calls in flight double each round trip, as batches of 16,
+// 32, 64 would, but a slow call holds back only its own slot, not the
+// next batch. After the first error no call is started; those in flight
+// finish. It returns how many calls were made: a job whose Pods are all
+// refused (a quota) makes firstBatch requests, not a thousand.
+func slowStart(count, limit int, fn func(int) error) (int, error) {
 	limit = max(limit, 1)
-	var sizes []int
-	for size, left := min(firstBatch, limit), count; left > 0; size = min(2*size, limit) {
-		sizes = append(sizes, min(size, left))
-		left -= size
+	results := make(chan error)
+	started, inFlight, succeeded := 0, 0, 0
+	var errs []error
+	for {
+		for len(errs) == 0 && started < count && inFlight < min(limit, firstBatch+succeeded) {
+			go func(i int) { results <- fn(i) }(started)
+			started++
+			inFlight++
+		}
+		if inFlight == 0 {
+			return started, errors.Join(errs...)
+		}
+		if err := <-results; err != nil {
+			errs = append(errs, err)
+		} else {
+			succeeded++
+		}
+		inFlight--
 	}
-	return sizes
 }
 
 // deletePods deletes the given Pods in parallel; Pods already terminating
@@ -132,7 +129,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *kubeflow.MPIJob, pods 
 	for _, p := range doomed {
 		r.Expectations.ExpectDeletions(key, p.Name)
 	}
-	done, err := slowStartBatch(len(doomed), r.CreateParallelism, func(i int) error {
+	done, err := slowStart(len(doomed), r.CreateParallelism, func(i int) error {
 		p := doomed[i]
 		err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
 		if err != nil {
