@@ -104,17 +104,29 @@ func asRoot(job map[string]any) {
 // whichever node they are on, so the job has one worker with both slots.
 // Its workers are kept after success (cleanPodPolicy None) so that their
 // sshd's log shows the launcher logged in: with hostNetwork every Pod
-// reports the machine's hostname, so the ranks' host names cannot.
+// reports the machine's hostname, so the ranks' host names cannot. The
+// launcher and its one worker need 2 CPUs, which one node may have: they
+// ask for a node each (required anti-affinity), as host-network Pods of a
+// real job would, so the test still has ssh cross from one kubelet's Pod
+// to another's. (Without it the scheduler put both on one node once the
+// launcher Pod no longer waited for the worker's bind to be scheduled.)
 func onHostNetwork(job map[string]any) {
 	spec := job["spec"].(map[string]any)
 	spec["slotsPerWorker"] = 2
 	spec["runPolicy"].(map[string]any)["cleanPodPolicy"] = "None"
+	name := job["metadata"].(map[string]any)["name"].(string)
 	replicaSpecs(job, func(role string, pod, _ map[string]any) {
 		// No dnsPolicy: the operator gives hostNetwork Pods
 		// ClusterFirstWithHostNet; with the default ClusterFirst they would
 		// get the node's resolver and the launcher would wait for its
 		// workers' names forever.
 		pod["hostNetwork"] = true
+		pod["affinity"] = map[string]any{"podAntiAffinity": map[string]any{
+			"requiredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+				"topologyKey":   "kubernetes.io/hostname",
+				"labelSelector": map[string]any{"matchLabels": map[string]any{kubeflow.LabelJobName: name}},
+			}},
+		}}
 		if role == "Worker" {
 			job["spec"].(map[string]any)["mpiReplicaSpecs"].(map[string]any)[role].(map[string]any)["replicas"] = 1
 		}
