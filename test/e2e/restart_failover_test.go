@@ -43,7 +43,14 @@ mpirun -n 1 -H "$w0" touch /tmp/failed-once; exit 1`)
 		}
 		for _, p := range launcherPods(t, job) {
 			for _, cs := range p.Status.ContainerStatuses {
-				if cs.RestartCount > 0 && cs.State.Running != nil {
+				// The failure's time and the eviction's are whole
+				// seconds, and a failure in the eviction's second counts
+				// as caused by it (failuresSince): the eviction waits
+				// for the next second. (The kubelet restarts the
+				// container within a second: the eviction came in the
+				// same second once, and the new launcher got 2 retries.)
+				if term := cs.LastTerminationState.Terminated; cs.RestartCount > 0 && cs.State.Running != nil &&
+					term != nil && time.Since(term.FinishedAt.Time) > time.Second {
 					return true, nil
 				}
 			}
