@@ -19,13 +19,15 @@ import (
 
 // publishEndpoints writes the job's EndpointSlices: the addresses of its
 // workers and of its current launcher's Pods, under their hostnames, for
-// the Service that selects none (builder/endpoints.go says why). Until
-// the launcher runs, additions wait for the set to be complete: the
-// launcher waits for every name, and nothing else resolves them. After
-// that (a scale-up, a replaced worker), an addition is paced like
-// discover_hosts.sh is. The write that completes the set, and any that
-// removes or changes an address, goes out at once: the launcher waits for
-// the last name, and a stale address must not outlive its Pod in DNS.
+// the Service that selects none (builder/endpoints.go says why). While
+// Pods keep getting addresses, an addition is paced like discover_hosts.sh
+// is: the launcher's wait-for-workers init container goes through the
+// names as they appear. (Holding them all back until the set was complete
+// coincided with the launcher's ssh failing to resolve a worker's name in
+// 2 of 4 e2e runs; it was undone.) The write that completes the set, and
+// any that removes or changes an address, goes out at once: the launcher
+// waits for the last name, and a stale address must not outlive its Pod
+// in DNS.
 //
 // A Service that selects its Pods (made by upstream's operator, or by an
 // older version of this one) has them published by kube-controller-manager,
@@ -80,12 +82,6 @@ func (r *Reconciler) publishEndpoints(ctx context.Context, s *state, kids *child
 		return nil
 	}
 	if grows && !complete {
-		if !kids.launcherRunning {
-			// Nobody resolves a name before the launcher runs, and it
-			// waits for every name: the write that completes the set
-			// is the first one needed.
-			return nil
-		}
 		if wait := r.mem.endpointPace.due(jobKey(job), s.now.Time); wait > 0 {
 			s.requeueAfter(wait)
 			return nil

@@ -156,40 +156,6 @@ func TestSliceTheCacheHidIsWrittenSoon(t *testing.T) {
 	}
 }
 
-// TestAddressesWaitForTheWholeSetUntilTheLauncherRuns: before the
-// launcher runs, a partial set of addresses is never written, however
-// long it waits (the launcher waits for every name); once it runs, an
-// addition (a scale-up, a replaced worker) is paced, not held back.
-func TestAddressesWaitForTheWholeSetUntilTheLauncherRuns(t *testing.T) {
-	job := testjob.MakeMPIJob("pi", "ns").Workers(3).Obj()
-	f := newFixture(t, interceptor.Funcs{}, job)
-	f.reconcile(t, job)
-	start := f.clock.Now()
-	for i := range 3 {
-		f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, i))
-	}
-	giveAddress(t, f, job, 0, "10.0.0.10")
-	f.reconcile(t, job)
-	f.clock.SetTime(start.Add(10 * time.Second))
-	f.writes = calls{}
-	f.reconcile(t, job)
-	if n := f.writes["create EndpointSlice"] + f.writes["update EndpointSlice"]; n != 0 {
-		t.Fatalf("one worker of three with an address, no launcher running: %d slice writes, want none", n)
-	}
-
-	f.startLauncher(t, "pi-launcher-abcde", f.clock.Now())
-	f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) {
-		p.Status.PodIP, p.Status.PodIPs = "10.0.0.9", []corev1.PodIP{{IP: "10.0.0.9"}}
-	})
-	f.reconcile(t, job)
-	f.clock.SetTime(f.clock.Now().Add(2 * coalescePeriod))
-	f.writes = calls{}
-	f.reconcile(t, job)
-	if got := published(t, f, job); got["pi-worker-0"] != "10.0.0.10" {
-		t.Errorf("the launcher runs and worker 0 is still not published after the pacing period: %v (writes %v)", got, f.writes)
-	}
-}
-
 // TestSliceWriteTheCacheDoesNotShowYetIsNotRepeated: a reconcile right
 // after a slice write, while the cache does not show it yet, writes
 // nothing (the API would refuse the create as made, or the update as
