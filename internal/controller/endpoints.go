@@ -217,7 +217,6 @@ func (r *Reconciler) writeEndpointSlices(ctx context.Context, live map[string]*d
 			up := h.DeepCopy()
 			up.Endpoints = w.Endpoints
 			err := r.Client.Update(ctx, up)
-			w.ResourceVersion = up.ResourceVersion
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				behind.Store(true)
 				return nil
@@ -225,6 +224,8 @@ func (r *Reconciler) writeEndpointSlices(ctx context.Context, live map[string]*d
 			if err != nil {
 				return fmt.Errorf("updating EndpointSlice %s: %w", w.Name, err)
 			}
+			// Only a write that landed is one to wait for (written).
+			w.ResourceVersion = up.ResourceVersion
 			return nil
 		})
 	}

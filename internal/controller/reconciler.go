@@ -92,7 +92,15 @@ func (s *state) requeueAfter(d time.Duration) {
 // again; the cache catches up within milliseconds.
 const conflictRetry = 250 * time.Millisecond
 
-func jobKey(job *kubeflow.MPIJob) string { return job.Namespace + "/" + job.Name }
+// jobKey is the key the controller's memory (mem) and its expectations
+// keep a job under.
+func jobKey(job *kubeflow.MPIJob) string { return keyOf(job.Namespace, job.Name) }
+
+// keyOf is jobKey for a job known only by its namespace and name, as the
+// event predicates know it.
+func keyOf(namespace, name string) string {
+	return types.NamespacedName{Namespace: namespace, Name: name}.String()
+}
 
 // Least privilege: every verb below is one the controller uses. The
 // integration suites run it with exactly these roles and fail on a granted

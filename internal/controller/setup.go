@@ -140,7 +140,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 // next Pod event or conflictRetry.
 func (r *Reconciler) ownWriteSeen() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		_, waiting := r.mem.writtenOver.Load(e.ObjectNew.GetNamespace() + "/" + e.ObjectNew.GetName())
+		_, waiting := r.mem.writtenOver.Load(keyOf(e.ObjectNew.GetNamespace(), e.ObjectNew.GetName()))
 		return waiting
 	}}
 }
@@ -154,7 +154,7 @@ func (r *Reconciler) sliceWriteSeen() predicate.Funcs {
 		if ref == nil {
 			return false
 		}
-		_, ok := r.mem.slicesWritten.Load(o.GetNamespace() + "/" + ref.Name)
+		_, ok := r.mem.slicesWritten.Load(keyOf(o.GetNamespace(), ref.Name))
 		return ok
 	}
 	return predicate.Funcs{
