@@ -168,6 +168,7 @@ func run(o options, up *upstreamFlags) error {
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             clock.RealClock{},
 		Expectations:      controller.NewExpectations(clock.RealClock{}).ReadingFrom(pods),
+		Pods:              pods,
 		Options:           builder.Options{ClusterDomain: o.clusterDomain, SearchDomain: o.searchDomain},
 		CreateParallelism: o.createParallelism,
 		Gang:              gangScheduler,

@@ -51,8 +51,8 @@ func TestExpectations(t *testing.T) {
 }
 
 // storeAt is a Pod store that has read the API's history up to rv.
-func storeAt(rv string) toolscache.Store {
-	s := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+func storeAt(rv string) toolscache.Indexer {
+	s := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
 	s.Bookmark(rv)
 	return s
 }
@@ -62,13 +62,13 @@ func TestPodStoresReadPast(t *testing.T) {
 	if none.ReadPast("1") {
 		t.Error("no stores read past anything")
 	}
-	p := &PodStores{stores: []toolscache.Store{storeAt("120"), storeAt("95")}}
+	p := &PodStores{stores: []toolscache.Indexer{storeAt("120"), storeAt("95")}}
 	for rv, want := range map[string]bool{"90": true, "95": true, "96": false, "130": false, "x": false} {
 		if got := p.ReadPast(rv); got != want {
 			t.Errorf("ReadPast(%q) = %t with stores at 120 and 95, want %t", rv, got, want)
 		}
 	}
-	if (&PodStores{stores: []toolscache.Store{toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)}}).ReadPast("1") {
+	if (&PodStores{stores: []toolscache.Indexer{toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})}}).ReadPast("1") {
 		t.Error("a store that has read nothing read past 1")
 	}
 }
@@ -82,7 +82,7 @@ func TestCreateNeverReportedDoesNotStallTheJob(t *testing.T) {
 	job := testjob.MakeMPIJob("pi", "ns").Workers(2).Obj()
 	f := newFixture(t, interceptor.Funcs{}, job)
 	// The cache has read nothing since the reconcile's creates.
-	stores := &PodStores{stores: []toolscache.Store{toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)}}
+	stores := &PodStores{stores: []toolscache.Indexer{toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})}}
 	f.r.Expectations.ReadingFrom(stores)
 	f.reconcile(t, job)
 	if f.writes["create Pod"] != 2 {

@@ -32,7 +32,10 @@ type Reconciler struct {
 	Recorder     events.EventRecorder
 	Clock        clock.PassiveClock
 	Expectations *Expectations
-	Options      builder.Options
+	// Pods are the cache's Pod stores, read without copies (InJob); nil
+	// lists through Client.
+	Pods    *PodStores
+	Options builder.Options
 	// CreateParallelism caps the Pod creations in flight for one job.
 	CreateParallelism int
 	// EndpointsPerSlice is how many endpoints one of a job's

@@ -105,6 +105,7 @@ func run(m *testing.M) int {
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             testClock,
 		Expectations:      controller.NewExpectations(testClock).ReadingFrom(podStores),
+		Pods:              podStores,
 		Options:           builder.Options{ClusterDomain: clusterDomain},
 		CreateParallelism: 50,
 		Logs:              controller.ClientsetLogs{Clientset: kubernetes.NewForConfigOrDie(operator.Config)},

@@ -156,6 +156,7 @@ func startOperator(ctx context.Context, cfg *rest.Config, mode, ns string) error
 		Recorder:          mgr.GetEventRecorder("mpi-operator"),
 		Clock:             clock.RealClock{},
 		Expectations:      controller.NewExpectations(clock.RealClock{}).ReadingFrom(pods),
+		Pods:              pods,
 		CreateParallelism: 10,
 		Gang:              g,
 	}
