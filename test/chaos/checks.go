@@ -125,7 +125,19 @@ func checkRestarts(ctx context.Context, e *env, jobs []*kubeflow.MPIJob, planned
 		err := e.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: builder.LauncherJobName(job, rec.Count)}, l)
 		switch {
 		case apierrors.IsNotFound(err):
-			res.Wrong = append(res.Wrong, fmt.Sprintf("%s: restarted (%s) and has no launcher Job", job.Name, rec.Cause))
+			// The launcher the restart replaces may have completed before
+			// any operator carried the restart out (its leader killed just
+			// after writing the record): no new Job is made then, and the
+			// outcome stands, as below.
+			done, err := replacedCompleted(ctx, e, job, rec)
+			switch {
+			case err != nil:
+				return res, err
+			case done:
+				res.Overtaken++
+			default:
+				res.Wrong = append(res.Wrong, fmt.Sprintf("%s: restarted (%s) and has no launcher Job", job.Name, rec.Cause))
+			}
 			continue
 		case err != nil:
 			return res, err
@@ -150,6 +162,25 @@ func checkRestarts(ctx context.Context, e *env, jobs []*kubeflow.MPIJob, planned
 	}
 	sort.Strings(res.Wrong)
 	return res, nil
+}
+
+// replacedCompleted reports whether the launcher Job a restart replaces
+// is still there, under either name the operator looks it up by (the
+// attempt before, or upstream's), and complete.
+func replacedCompleted(ctx context.Context, e *env, job *kubeflow.MPIJob, rec restartRecord) (bool, error) {
+	for _, name := range []string{builder.LauncherJobName(job, rec.Count-1), builder.LauncherName(job)} {
+		l := &batchv1.Job{}
+		err := e.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, l)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return false, err
+		case l.UID == rec.Replaces:
+			return jobComplete(l), nil
+		}
+	}
+	return false, nil
 }
 
 // childKinds are the kinds the operator makes, each with our labels.
