@@ -62,7 +62,7 @@ func podInJob(obj any) ([]string, error) {
 	}
 	keys := podJobRole(pod)
 	for i, k := range keys {
-		keys[i] = pod.Namespace + "/" + k
+		keys[i] = keyOf(pod.Namespace, k)
 	}
 	return keys, nil
 }
@@ -82,7 +82,7 @@ func (p *PodStores) InJob(namespace, job, role string) (pods []*corev1.Pod, ok b
 	if len(stores) == 0 {
 		return nil, false, nil
 	}
-	key := namespace + "/" + jobRole(job, role)
+	key := keyOf(namespace, jobRole(job, role))
 	for _, s := range stores {
 		objs, err := s.ByIndex(podsInJob, key)
 		if err != nil {
