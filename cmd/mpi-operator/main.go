@@ -169,6 +169,7 @@ func run(o options, up *upstreamFlags) error {
 		Clock:             clock.RealClock{},
 		Expectations:      controller.NewExpectations(clock.RealClock{}).ReadingFrom(pods),
 		Pods:              pods,
+		PodDeletes:        controller.ClientsetPods{Clientset: clientset},
 		Options:           builder.Options{ClusterDomain: o.clusterDomain, SearchDomain: o.searchDomain},
 		CreateParallelism: o.createParallelism,
 		Gang:              gangScheduler,

@@ -34,8 +34,11 @@ type Reconciler struct {
 	Expectations *Expectations
 	// Pods are the cache's Pod stores, read without copies (InJob); nil
 	// lists through Client.
-	Pods    *PodStores
-	Options builder.Options
+	Pods *PodStores
+	// PodDeletes deletes Pods without reading back what was deleted
+	// (ClientsetPods); nil deletes through Client.
+	PodDeletes PodDeleter
+	Options    builder.Options
 	// CreateParallelism caps the Pod creations in flight for one job.
 	CreateParallelism int
 	// EndpointsPerSlice is how many endpoints one of a job's

@@ -105,7 +105,7 @@ func (r *Reconciler) endReplacedLauncher(ctx context.Context, kids *children) er
 		if isTerminating(p) {
 			continue
 		}
-		err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+		err := r.deletePod(ctx, p)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("deleting Pod %s of an earlier launcher Job: %w", p.Name, err))
 		}

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
@@ -131,7 +130,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *kubeflow.MPIJob, pods 
 	}
 	done, err := slowStart(len(doomed), r.CreateParallelism, func(i int) error {
 		p := doomed[i]
-		err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+		err := r.deletePod(ctx, p)
 		if err != nil {
 			r.Expectations.DeletionObserved(key, p.Name)
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {

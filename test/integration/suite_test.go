@@ -99,6 +99,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	clientset := kubernetes.NewForConfigOrDie(operator.Config)
 	r = &controller.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -108,7 +109,8 @@ func run(m *testing.M) int {
 		Pods:              podStores,
 		Options:           builder.Options{ClusterDomain: clusterDomain},
 		CreateParallelism: 50,
-		Logs:              controller.ClientsetLogs{Clientset: kubernetes.NewForConfigOrDie(operator.Config)},
+		Logs:              controller.ClientsetLogs{Clientset: clientset},
+		PodDeletes:        controller.ClientsetPods{Clientset: clientset},
 	}
 	if err := r.SetupWithManager(mgr, controller.SetupOptions{Concurrency: 4}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
