@@ -104,8 +104,7 @@ func newFixture(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *f
 		return c.SubResource(sub).Update(ctx, obj, opts...)
 	}
 	base := fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(objs...).
-		WithStatusSubresource(&kubeflow.MPIJob{}, &batchv1.Job{}, &corev1.Pod{}).
-		WithIndex(&corev1.Pod{}, podsByJobRole, podJobRole).Build()
+		WithStatusSubresource(&kubeflow.MPIJob{}, &batchv1.Job{}, &corev1.Pod{}).Build()
 	f.client = interceptor.NewClient(base, funcs)
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	f.clock = clk

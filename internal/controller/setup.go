@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -100,9 +99,6 @@ func (o SetupOptions) rateLimiter() workqueue.TypedRateLimiter[reconcile.Request
 // launcher Jobs and worker Pods, and the deletion of their other children
 // (which the controller then makes again).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podsByJobRole, podJobRole); err != nil {
-		return fmt.Errorf("indexing Pods by job and role: %w", err)
-	}
 	onlyDeletes := predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
@@ -235,19 +231,3 @@ func ownerRequest(obj client.Object) (reconcile.Request, bool) {
 }
 
 var _ handler.EventHandler = &podHandler{}
-
-// podsByJobRole indexes the cached Pods by "<job>/<role>", so a reconcile
-// reads its own job's Pods instead of matching the labels of every Pod of
-// the namespace: 100 jobs of 8 workers in one namespace made each
-// reconcile walk 900 Pods.
-const podsByJobRole = "mpijob-role"
-
-func podJobRole(o client.Object) []string {
-	l := o.GetLabels()
-	if l[kubeflow.LabelJobName] == "" || l[kubeflow.LabelJobRole] == "" {
-		return nil
-	}
-	return []string{jobRole(l[kubeflow.LabelJobName], l[kubeflow.LabelJobRole])}
-}
-
-func jobRole(job, role string) string { return job + "/" + role }

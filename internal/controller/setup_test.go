@@ -22,13 +22,17 @@ func TestPodsAreIndexedByJobAndRole(t *testing.T) {
 		labels map[string]string
 		want   []string
 	}{
-		{"worker", builder.RoleLabels(job, builder.RoleWorker), []string{"pi/worker"}},
-		{"launcher", builder.RoleLabels(job, builder.RoleLauncher), []string{"pi/launcher"}},
+		{"worker", builder.RoleLabels(job, builder.RoleWorker), []string{"ns/pi/worker"}},
+		{"launcher", builder.RoleLabels(job, builder.RoleLauncher), []string{"ns/pi/launcher"}},
 		{"no role", map[string]string{kubeflow.LabelJobName: "pi"}, nil},
 		{"someone else's", map[string]string{"app": "web"}, nil},
 	} {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: tc.labels}}
-		if diff := cmp.Diff(tc.want, podJobRole(pod)); diff != "" {
+		keys, err := podInJob(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, keys); diff != "" {
 			t.Errorf("%s: index keys (-want +got):\n%s", tc.name, diff)
 		}
 	}
