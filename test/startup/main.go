@@ -4,7 +4,9 @@
 // Pods created, scheduled, started, sshd listening, the launcher's Pod,
 // its wait for the workers' names, its start, the first rank's output,
 // Succeeded) is printed per run and as the median, from the MPIJob's
-// create. hack/measure-startup.sh runs it.
+// create. After each run it measures the floor of the same cluster
+// (floor.go): as many bare Pods, and, once, mpirun in a warm launcher.
+// hack/measure-startup.sh runs it.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
@@ -36,6 +39,7 @@ type options struct {
 	workers, runs     int
 	sshPort           int
 	timeout           time.Duration
+	floor             bool
 }
 
 func main() {
@@ -47,6 +51,7 @@ func main() {
 	fs.IntVar(&o.runs, "runs", 5, "runs; the median is printed after them")
 	fs.IntVar(&o.sshPort, "ssh-port", 22, "the workers' sshd port")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "longest a run may take")
+	fs.BoolVar(&o.floor, "floor", true, "measure the floor too: after each run, N+1 bare Pods; after the last, mpirun in a warm launcher")
 	_ = fs.Parse(os.Args[1:])
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "startup:", err)
@@ -67,27 +72,61 @@ func run(o options) error {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = kubeflow.AddToScheme(scheme)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
-	var all []map[phase]time.Duration
+	baseline, err := runningPods(context.Background(), cs)
+	if err != nil {
+		return err
+	}
+	var (
+		all  []map[phase]time.Duration
+		pods []time.Duration
+	)
 	for i := 1; i <= o.runs; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 		times, err := once(ctx, cs, c, o, fmt.Sprintf("startup-%d-%d", o.workers, i))
+		line := summary(times)
+		if err == nil {
+			err = settle(ctx, cs, baseline)
+		}
+		if err == nil && o.floor {
+			// Right after the job's run, so both see the machine alike.
+			var t time.Duration
+			if t, err = podsFloor(ctx, cs, o, fmt.Sprintf("floor-pods-%d-%d", o.workers, i), o.workers+1); err == nil {
+				pods = append(pods, t)
+				line += fmt.Sprintf("; floor: %d bare Pods started %.2fs", o.workers+1, t.Seconds())
+				err = settle(ctx, cs, baseline)
+			}
+		}
 		cancel()
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i, err)
 		}
-		fmt.Printf("N=%d run %d: %s\n", o.workers, i, summary(times))
+		fmt.Printf("N=%d run %d: %s\n", o.workers, i, line)
 		all = append(all, times)
 	}
 	printTable(o, all)
+	if !o.floor {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	program, err := programFloor(ctx, cs, c, o, fmt.Sprintf("floor-program-%d", o.workers))
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	var succeeded []time.Duration
+	for _, times := range all {
+		succeeded = append(succeeded, times[phaseSucceeded])
+	}
+	printFloor(o, median(pods), median(program), median(succeeded), program)
 	return nil
 }
 
 // once runs one job in a namespace of its own and returns its phases.
-func once(ctx context.Context, cs kubernetes.Interface, c client.Client, o options, ns string) (map[phase]time.Duration, error) {
+func once(ctx context.Context, cs kubernetes.Interface, c client.WithWatch, o options, ns string) (map[phase]time.Duration, error) {
 	if err := freshNamespace(ctx, cs, ns); err != nil {
 		return nil, err
 	}
@@ -108,29 +147,10 @@ func once(ctx context.Context, cs kubernetes.Interface, c client.Client, o optio
 	if err := c.Create(ctx, job); err != nil {
 		return nil, err
 	}
-	var done time.Duration
-	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		got := &kubeflow.MPIJob{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
-			return false, err
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Status != corev1.ConditionTrue {
-				continue
-			}
-			switch cond.Type {
-			case kubeflow.JobSucceeded:
-				done = time.Since(w.start)
-				return true, nil
-			case kubeflow.JobFailed:
-				return false, fmt.Errorf("job failed: %s", cond.Message)
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
+	if err := waitSucceeded(ctx, c, job); err != nil {
 		return nil, err
 	}
+	done := time.Since(w.start)
 	times := w.times(o.workers)
 	times[phaseSucceeded] = done
 	if t, ok, err := firstRankLine(ctx, cs, ns, w.launcherPod); err != nil {
@@ -139,6 +159,39 @@ func once(ctx context.Context, cs kubernetes.Interface, c client.Client, o optio
 		times[phaseFirstOutput] = t.Sub(w.start)
 	}
 	return times, nil
+}
+
+// waitSucceeded waits for job's Succeeded condition, and fails when the
+// job fails. It watches rather than polls: a Get every 20 ms kept the API
+// server, and this process, busy beside the job it measured.
+func waitSucceeded(ctx context.Context, c client.WithWatch, job *kubeflow.MPIJob) error {
+	w, err := c.Watch(ctx, &kubeflow.MPIJobList{}, client.InNamespace(job.Namespace),
+		client.MatchingFields{"metadata.name": job.Name})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return fmt.Errorf("watch of MPIJob %s: %v", job.Name, ev.Object)
+		}
+		got, ok := ev.Object.(*kubeflow.MPIJob)
+		if !ok {
+			continue
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Status != corev1.ConditionTrue {
+				continue
+			}
+			switch cond.Type {
+			case kubeflow.JobSucceeded:
+				return nil
+			case kubeflow.JobFailed:
+				return fmt.Errorf("job failed: %s", cond.Message)
+			}
+		}
+	}
+	return fmt.Errorf("watch of MPIJob %s ended: %w", job.Name, ctx.Err())
 }
 
 // ranksJob is hack/measure-startup.sh's job: /opt/mpi/ranks on one rank
@@ -244,6 +297,23 @@ func printTable(o options, all []map[phase]time.Duration) {
 		fmt.Printf("| %s | %.2f | +%.2f |\n", r.p, r.m.Seconds(), (r.m - prev).Seconds())
 		prev = r.m
 	}
+}
+
+// printFloor prints the floor's parts, their sum and the job's median
+// against it.
+func printFloor(o options, pods, program, succeeded time.Duration, programs []time.Duration) {
+	floor := pods + program
+	var each []string
+	for _, t := range programs {
+		each = append(each, fmt.Sprintf("%.2f", t.Seconds()))
+	}
+	fmt.Printf("\nN=%d, the floor, medians of %d (seconds)\n\n", o.workers, o.runs)
+	fmt.Println("| part | seconds |")
+	fmt.Println("| --- | --- |")
+	fmt.Printf("| %d bare Pods of the image, every container started | %.2f |\n", o.workers+1, pods.Seconds())
+	fmt.Printf("| mpirun in a warm launcher, start to exit (%s) | %.2f |\n", strings.Join(each, ", "), program.Seconds())
+	fmt.Printf("| **floor of apply→Succeeded** | **%.2f** |\n", floor.Seconds())
+	fmt.Printf("| MPIJob Succeeded | %.2f: **%.2f× the floor** |\n", succeeded.Seconds(), succeeded.Seconds()/floor.Seconds())
 }
 
 func median(ts []time.Duration) time.Duration {
