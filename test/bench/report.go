@@ -173,19 +173,29 @@ func (r *report) throughput(runs []throughputResult) {
 	r.printf("| all MPIJobs Running | %s |\n", ms(of(func(t throughputResult) time.Duration { return t.AllRunning })))
 	r.printf("| all MPIJobs Succeeded (launchers complete 5 s after they run) | %s |\n", ms(of(func(t throughputResult) time.Duration { return t.AllSucceeded })))
 	r.printf("| floor: %d bare Pods Running | %s |\n", t.Jobs*(t.Workers+1), ms(of(func(t throughputResult) time.Duration { return t.Floor })))
+	r.printf("| design floor: the same jobs' Secrets, Services, ConfigMaps, EndpointSlices, workers and launcher Jobs from a bare client, every Pod Running | %s |\n",
+		ms(of(func(t throughputResult) time.Duration { return t.DesignFloor })))
+	r.printf("\n")
+	r.ratios(runs, "floor", func(t throughputResult) time.Duration { return t.Floor }, " (target ≤ 1.2)")
+	r.ratios(runs, "design floor", func(t throughputResult) time.Duration { return t.DesignFloor }, "")
+}
+
+// ratios prints all Running over one floor, per run and their median.
+func (r *report) ratios(runs []throughputResult, name string, floor func(throughputResult) time.Duration, note string) {
 	var ratios []float64
 	for _, run := range runs {
-		if run.Floor > 0 {
-			ratios = append(ratios, float64(run.AllRunning)/float64(run.Floor))
+		if floor(run) > 0 {
+			ratios = append(ratios, float64(run.AllRunning)/float64(floor(run)))
 		}
 	}
-	if len(ratios) > 0 {
-		each := make([]string, len(ratios))
-		for i, v := range ratios {
-			each[i] = fmt.Sprintf("%.2f", v)
-		}
-		r.printf("\nratio all Running / floor: %.2f, the median of %s (target ≤ 1.2)\n", medianOf(ratios), strings.Join(each, ", "))
+	if len(ratios) == 0 {
+		return
 	}
+	each := make([]string, len(ratios))
+	for i, v := range ratios {
+		each[i] = fmt.Sprintf("%.2f", v)
+	}
+	r.printf("ratio all Running / %s: %.2f, the median of %s%s\n", name, medianOf(ratios), strings.Join(each, ", "), note)
 }
 
 func (r *report) memory(samples []memorySample) {

@@ -21,6 +21,9 @@ type throughputResult struct {
 	LaunchersCreated time.Duration `json:"launchersCreatedNs"`
 	LaunchersRunning time.Duration `json:"launchersRunningNs"`
 	Floor            time.Duration `json:"floorNs"`
+	// DesignFloor is designFloor's: the same jobs' objects from a bare
+	// client.
+	DesignFloor time.Duration `json:"designFloorNs"`
 }
 
 // throughput creates jobs MPIJobs of workers each at once, in one
@@ -72,7 +75,17 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	if res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0, false); err != nil {
 		return res, err
 	}
-	return res, floorRequests("the floor")
+	if err := floorRequests("the floor"); err != nil {
+		return res, err
+	}
+	designRequests, err := e.requestsSince(ctx)
+	if err != nil {
+		return res, err
+	}
+	if res.DesignFloor, err = e.designFloor(ctx, jobs, workers); err != nil {
+		return res, err
+	}
+	return res, designRequests("the design floor")
 }
 
 // startJobs makes namespace ns, watches its Pods and MPIJobs until ctx
