@@ -45,18 +45,7 @@ func (e *env) designFloor(ctx context.Context, jobs, workers int) (time.Duration
 	if err != nil {
 		return 0, fmt.Errorf("design floor: %w", err)
 	}
-	n := jobs * (workers + 1)
-	deadline := time.Now().Add(10 * time.Minute)
-	for time.Now().Before(deadline) {
-		if t, ok := pt.latest(pt.running, "*", n); ok {
-			if e.o.timeline {
-				fmt.Printf("  %d × %d, design floor: %s\n", jobs, workers, pt.phases("*", n))
-			}
-			return t, dropNamespace(ctx, e.cs, ns)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return 0, fmt.Errorf("design floor: Pods never all Running")
+	return e.allRunning(ctx, pt, ns, jobs*(workers+1), fmt.Sprintf("%d × %d, design floor", jobs, workers))
 }
 
 // createDesignObject creates the k-th object of job: 0 to 4 are the

@@ -290,17 +290,24 @@ func (e *env) floor(ctx context.Context, n, run int, service bool) (time.Duratio
 	if err != nil {
 		return 0, err
 	}
+	return e.allRunning(ctx, pt, ns, n+1, fmt.Sprintf("N=%d run %d, floor (Service %t)", n, run, service))
+}
+
+// allRunning waits, at most 10 minutes, until n Pods of the namespace ns
+// that pt watches run, prints their phases under name with -timeline,
+// drops the namespace and returns when the last one ran.
+func (e *env) allRunning(ctx context.Context, pt *podTimes, ns string, n int, name string) (time.Duration, error) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
-		if t, ok := pt.latest(pt.running, "*", n+1); ok {
+		if t, ok := pt.latest(pt.running, "*", n); ok {
 			if e.o.timeline {
-				fmt.Printf("  N=%d run %d, floor (Service %t): %s\n", n, run, service, pt.phases("*", n+1))
+				fmt.Printf("  %s: %s\n", name, pt.phases("*", n))
 			}
 			return t, dropNamespace(ctx, e.cs, ns)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return 0, fmt.Errorf("floor Pods never all Running")
+	return 0, fmt.Errorf("%s: Pods never all Running", name)
 }
 
 func benchJob(ns string, n int32) *kubeflow.MPIJob {

@@ -162,11 +162,11 @@ done`, mpirun, o.runs, floorLine)}
 	var out []time.Duration
 	sc := bufio.NewScanner(stream)
 	for sc.Scan() {
-		ns, ok := strings.CutPrefix(sc.Text(), floorLine)
+		nanos, ok := strings.CutPrefix(sc.Text(), floorLine)
 		if !ok {
 			continue
 		}
-		n, err := strconv.ParseInt(ns, 10, 64)
+		n, err := strconv.ParseInt(nanos, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("floor launcher line %q: %w", sc.Text(), err)
 		}

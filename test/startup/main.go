@@ -121,7 +121,7 @@ func run(o options) error {
 	for _, times := range all {
 		succeeded = append(succeeded, times[phaseSucceeded])
 	}
-	printFloor(o, median(pods), median(program), median(succeeded), program)
+	printFloor(o, median(pods), median(succeeded), program)
 	return nil
 }
 
@@ -301,7 +301,8 @@ func printTable(o options, all []map[phase]time.Duration) {
 
 // printFloor prints the floor's parts, their sum and the job's median
 // against it.
-func printFloor(o options, pods, program, succeeded time.Duration, programs []time.Duration) {
+func printFloor(o options, pods, succeeded time.Duration, programs []time.Duration) {
+	program := median(programs)
 	floor := pods + program
 	var each []string
 	for _, t := range programs {
