@@ -59,3 +59,32 @@ func TestPacerBatchesAndBacksOffWhileChangesKeepComing(t *testing.T) {
 		t.Errorf("forgotten job still paced: %+v", v)
 	}
 }
+
+// TestPacerWaitsLongerWhileAJobStarts: after a write of a job that is not
+// Running yet, a count-only change waits startingGap, however the gap
+// stood; the job's first write once it runs sets it back to
+// coalescePeriod.
+func TestPacerWaitsLongerWhileAJobStarts(t *testing.T) {
+	var p pacer
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p.wroteStarting("ns/a", t0, false) // Created
+	if w := p.due("ns/a", t0.Add(100*time.Millisecond)); w != startingGap-100*time.Millisecond {
+		t.Fatalf("a starting job's first count is due in %v, want %v after Created", w, startingGap)
+	}
+	// Its counts, written once due, keep the gap.
+	at := t0.Add(startingGap)
+	p.wroteStarting("ns/a", at, true)
+	if w := p.due("ns/a", at.Add(time.Minute)); w != coalescePeriod {
+		t.Fatalf("after a quiet minute, due in %v, want %v", w, coalescePeriod)
+	}
+	at = at.Add(time.Minute + coalescePeriod)
+	p.wroteStarting("ns/a", at, true)
+	if w := p.due("ns/a", at); w != startingGap {
+		t.Fatalf("after a lone count of a starting job, due in %v, want %v", w, startingGap)
+	}
+	// Running is a transition written as any other.
+	p.wrote("ns/a", at.Add(time.Second), false)
+	if w := p.due("ns/a", at.Add(time.Second)); w != coalescePeriod {
+		t.Errorf("a running job's count is due in %v, want %v", w, coalescePeriod)
+	}
+}

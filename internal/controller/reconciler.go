@@ -295,6 +295,12 @@ func countsOnly(observed, computed *kubeflow.JobStatus) bool {
 	return equality.Semantic.DeepEqual(a, b)
 }
 
+// starting reports whether a job is on its way to Running: neither
+// Running, finished nor suspended (a restart is starting again).
+func starting(st *kubeflow.JobStatus) bool {
+	return !isTrue(st, kubeflow.JobRunning) && !isFinished(st) && !isTrue(st, kubeflow.JobSuspended)
+}
+
 // writeStatus writes the computed status if it differs from what was
 // observed, then announces the transitions. Update carries the
 // resourceVersion read, so a concurrent writer makes it fail and the
@@ -312,7 +318,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *state, observed *kubefl
 		return fmt.Errorf("writing status of MPIJob: %w", err)
 	}
 	r.mem.writtenOver.Store(jobKey(job), over)
-	r.mem.statusPace.wrote(jobKey(job), now.Time, countsOnly)
+	if starting(computed) {
+		r.mem.statusPace.wroteStarting(jobKey(job), now.Time, countsOnly)
+	} else {
+		r.mem.statusPace.wrote(jobKey(job), now.Time, countsOnly)
+	}
 	r.announce(ctx, job, transitions(observed, computed), s)
 	recordLauncherAttempts(job.Namespace, observed, computed)
 	return nil

@@ -395,7 +395,8 @@ func TestCountOnlyChangesAreCoalesced(t *testing.T) {
 		}
 	}
 
-	// A worker starts right after the first status write: its count waits.
+	// A worker starts right after the first status write: its count
+	// waits, the longer as the job is still starting (pacer.go).
 	runWorker(0)
 	f.writes = calls{}
 	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
@@ -405,13 +406,20 @@ func TestCountOnlyChangesAreCoalesced(t *testing.T) {
 	if f.writes["status MPIJob"] != 0 || f.writes["update ConfigMap"] != 0 {
 		t.Errorf("count-only changes written at once: %v", f.writes)
 	}
-	if res.RequeueAfter <= 0 || res.RequeueAfter > coalescePeriod {
-		t.Errorf("requeueAfter = %v, want a call back within %v", res.RequeueAfter, coalescePeriod)
+	if res.RequeueAfter <= coalescePeriod || res.RequeueAfter > startingGap {
+		t.Errorf("requeueAfter = %v, want a call back after %v, within %v", res.RequeueAfter, coalescePeriod, startingGap)
+	}
+	f.clock.SetTime(f.clock.Now().Add(2 * coalescePeriod))
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if f.writes["status MPIJob"] != 0 {
+		t.Errorf("a starting job's counts written after %v: %v", 2*coalescePeriod, f.writes)
 	}
 
-	// A second later the counts are written. discover_hosts.sh, which no
-	// launcher runs yet, waits for every worker, then a coalescing period.
-	f.clock.SetTime(f.clock.Now().Add(2 * time.Second))
+	// Once startingGap has passed the counts are written. discover_hosts.sh,
+	// which no launcher runs yet, waits for every worker, then a
+	// coalescing period.
+	f.clock.SetTime(f.clock.Now().Add(startingGap))
 	runWorker(1)
 	f.writes = calls{}
 	f.reconcile(t, job)
