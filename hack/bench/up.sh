@@ -37,7 +37,7 @@ export APISERVER_EXTRA_ARGS="--audit-policy-file $DIR/audit-policy.yaml --audit-
 build_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubeadm kwok
 pki
 control_plane
-stages=()
+stages=(--config "$here/kwok.yaml")
 # pod-stop.yaml and test/podremover replace kwok's pod-delete stage (they
 # say why).
 for f in "$DIR/bin/kwok-stages/"*.yaml "$here"/launcher-*.yaml "$here"/pod-stop.yaml; do
