@@ -58,24 +58,25 @@ func (p *pacer) due(key string, now time.Time) time.Duration {
 // write made while changes kept coming (soon after the gap ran out)
 // doubles the gap; any other write sets it back to coalescePeriod.
 func (p *pacer) wrote(key string, now time.Time, countsOnly bool) {
-	gap := coalescePeriod
-	if v, ok := p.jobs.Load(key); ok && countsOnly {
-		pc := v.(pace)
-		if now.Sub(pc.last) <= pc.gap+coalescePeriod {
-			gap = min(2*pc.gap, maxCoalescePeriod)
-		}
-	}
-	p.jobs.Store(key, pace{last: now, gap: gap})
+	p.record(key, now, countsOnly, coalescePeriod)
 }
 
 // wroteStarting is wrote for a job that is not Running yet: the next
 // count-only write waits at least startingGap.
 func (p *pacer) wroteStarting(key string, now time.Time, countsOnly bool) {
-	p.wrote(key, now, countsOnly)
-	v, _ := p.jobs.Load(key)
-	pc := v.(pace)
-	pc.gap = max(pc.gap, startingGap)
-	p.jobs.Store(key, pc)
+	p.record(key, now, countsOnly, startingGap)
+}
+
+// record is wrote with the least gap the next count-only write waits.
+func (p *pacer) record(key string, now time.Time, countsOnly bool, least time.Duration) {
+	gap := least
+	if v, ok := p.jobs.Load(key); ok && countsOnly {
+		pc := v.(pace)
+		if now.Sub(pc.last) <= pc.gap+coalescePeriod {
+			gap = max(least, min(2*pc.gap, maxCoalescePeriod))
+		}
+	}
+	p.jobs.Store(key, pace{last: now, gap: gap})
 }
 
 func (p *pacer) forget(key string) { p.jobs.Delete(key) }
