@@ -39,7 +39,7 @@ func TestPodEventsOfALargeJobWaitForItsCooldown(t *testing.T) {
 	q.Done(req)
 	q.Forget(req)
 
-	h.cool.done(req.String(), clk.Now(), 1000)
+	h.cool.done(req.String(), clk.Now(), 1000, false)
 	clk.SetTime(clk.Now().Add(5 * time.Millisecond))
 	update()
 	update()
@@ -53,5 +53,27 @@ func TestPodEventsOfALargeJobWaitForItsCooldown(t *testing.T) {
 	update()
 	if q.Len() != 1 {
 		t.Errorf("queue holds %d once the cooldown is over, want 1", q.Len())
+	}
+}
+
+// TestFinishedJobsPodEventsWaitLonger: once a job is finished its Pod
+// events wait finishedCooldown, whatever its size; a running job of the
+// same size waits its per-worker cooldown.
+func TestFinishedJobsPodEventsWaitLonger(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		workers  int32
+		finished bool
+		want     time.Duration
+	}{
+		{workers: 10, want: time.Millisecond},
+		{workers: 10, finished: true, want: finishedCooldown},
+		{workers: 100_000, finished: true, want: 10 * time.Second},
+	} {
+		var c cooldown
+		c.done("ns/pi", now, tc.workers, tc.finished)
+		if got := c.wait("ns/pi", now); got != tc.want {
+			t.Errorf("%d workers, finished %t: wait %v, want %v", tc.workers, tc.finished, got, tc.want)
+		}
 	}
 }

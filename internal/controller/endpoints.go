@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -143,49 +142,6 @@ func (r *Reconciler) slicesBehind(key string, live map[string]*discoveryv1.Endpo
 	}
 	r.mem.slicesWritten.Delete(key)
 	return false
-}
-
-// endpointChanges are the wanted slices that differ from the live ones,
-// and whether they only add addresses.
-func endpointChanges(live map[string]*discoveryv1.EndpointSlice, want []*discoveryv1.EndpointSlice) ([]*discoveryv1.EndpointSlice, bool) {
-	var changes []*discoveryv1.EndpointSlice
-	var had, has []string
-	for _, w := range want {
-		h := live[w.Name]
-		if h != nil {
-			had = append(had, addresses(h)...)
-			if equality.Semantic.DeepEqual(h.Endpoints, w.Endpoints) {
-				has = append(has, addresses(w)...)
-				continue
-			}
-		}
-		has = append(has, addresses(w)...)
-		changes = append(changes, w)
-	}
-	kept := map[string]bool{}
-	for _, a := range has {
-		kept[a] = true
-	}
-	grows := true
-	for _, a := range had {
-		grows = grows && kept[a]
-	}
-	return changes, grows
-}
-
-// addresses names each endpoint of a slice by its Pod and address.
-func addresses(sl *discoveryv1.EndpointSlice) []string {
-	var out []string
-	for _, e := range sl.Endpoints {
-		name := ""
-		if e.TargetRef != nil {
-			name = string(e.TargetRef.UID)
-		}
-		for _, a := range e.Addresses {
-			out = append(out, name+"/"+a)
-		}
-	}
-	return out
 }
 
 func emptied(sl *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {

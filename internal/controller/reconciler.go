@@ -158,7 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !job.IsManagedByUs() || job.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	defer func() { r.mem.cool.done(req.String(), r.Clock.Now(), job.Workers()) }()
+	defer func() { r.mem.cool.done(req.String(), r.Clock.Now(), job.Workers(), isFinished(&job.Status)) }()
 	if w, ok := r.mem.writtenOver.Load(jobKey(job)); ok {
 		if w := w.(statusWrite); w.over == job.ResourceVersion {
 			log.V(4).Info("Waiting for the cache to observe this controller's status write")
