@@ -33,20 +33,24 @@ func ConfigMap(job *kubeflow.MPIJob, running []int, publicKey []byte, opts Optio
 // job's MPI implementation: Open MPI takes "host slots=N", Intel MPI and
 // MPICH's hydra take "host:N". The launcher comes first when it runs ranks.
 func Hostfile(job *kubeflow.MPIJob, opts Options) string {
-	slots := *job.Spec.SlotsPerWorker
+	slots := " slots=" + strconv.Itoa(int(*job.Spec.SlotsPerWorker)) + "\n"
+	if job.Spec.MPIImplementation != kubeflow.MPIImplementationOpenMPI {
+		slots = ":" + strconv.Itoa(int(*job.Spec.SlotsPerWorker)) + "\n"
+	}
+	// Every reconcile of a job builds it (its ConfigMap is compared whole),
+	// so the names are put together without formatting each: the suffix
+	// that HostName gives every Pod of the job, once.
+	suffix, prefix, n := HostName(job, "", opts)+slots, workerNamePrefix(job), int(job.Workers())
 	var b strings.Builder
-	line := func(host string) {
-		if job.Spec.MPIImplementation == kubeflow.MPIImplementationOpenMPI {
-			fmt.Fprintf(&b, "%s slots=%d\n", host, slots)
-		} else {
-			fmt.Fprintf(&b, "%s:%d\n", host, slots)
-		}
-	}
+	b.Grow(n * (len(prefix) + len(suffix) + 6))
 	if *job.Spec.RunLauncherAsWorker {
-		line(HostName(job, LauncherName(job), opts))
+		b.WriteString(LauncherName(job) + suffix)
 	}
-	for i := range int(job.Workers()) {
-		line(HostName(job, WorkerName(job, i), opts))
+	var num [20]byte
+	for i := range n {
+		b.WriteString(prefix)
+		b.Write(strconv.AppendInt(num[:0], int64(i), 10))
+		b.WriteString(suffix)
 	}
 	return b.String()
 }

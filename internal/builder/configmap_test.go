@@ -228,3 +228,14 @@ func TestHostfileHostsReadsBothSyntaxes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHostfile builds a 10,000-worker job's hostfile, as every
+// reconcile of it does (ensureConfigMap compares the ConfigMap whole).
+func BenchmarkHostfile(b *testing.B) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(10_000).Obj()
+	kubeflow.SetDefaults(job)
+	opts := Options{ClusterDomain: "cluster.local"}
+	for b.Loop() {
+		_ = Hostfile(job, opts)
+	}
+}
