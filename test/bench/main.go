@@ -186,7 +186,11 @@ func run(ctx context.Context, o options) error {
 		e.rep.startup(n, rows)
 		all = append(all, rows...)
 	}
-	e.rep.requests(all)
+	span := "creation to Succeeded"
+	if o.scale {
+		span = "creation until every child is gone after the MPIJob's deletion (cleanPodPolicy's deletes included)"
+	}
+	e.rep.requests(all, span)
 	if o.scale {
 		e.rep.scale(all)
 	}

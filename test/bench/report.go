@@ -95,9 +95,10 @@ func medianOf(vs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// requests prints the operator's writes per job by verb and resource, one
-// column per job size (medians over the runs).
-func (r *report) requests(all []startupResult) {
+// requests prints the operator's writes per job by verb and resource, and
+// its CPU and reconciles, one column per job size (medians over the runs),
+// counted over span: the part of each job's life they cover.
+func (r *report) requests(all []startupResult, span string) {
 	sizes := sizesOf(all)
 	if len(sizes) == 0 {
 		return
@@ -108,7 +109,7 @@ func (r *report) requests(all []startupResult) {
 			keys[k] = true
 		}
 	}
-	r.printf("\nThe operator's writes per job, creation to Succeeded, from the API server's audit log (medians)\n\n")
+	r.printf("\nThe operator's writes per job, %s, from the API server's audit log (medians)\n\n", span)
 	r.printf("| request |")
 	for _, n := range sizes {
 		r.printf(" N = %d |", n)
@@ -131,7 +132,7 @@ func (r *report) requests(all []startupResult) {
 	row("**all writes**", func(res startupResult) float64 { return res.Requests.writes() })
 	row("**writes − N** (target ≤ 8)", func(res startupResult) float64 { return res.Requests.writes() - float64(res.Workers) })
 	row("**status writes**", func(res startupResult) float64 { return res.Requests.statusWrites() })
-	r.printf("\nThe operator's CPU time and reconciles per job, creation to Succeeded (medians)\n\n| N |")
+	r.printf("\nThe operator's CPU time and reconciles per job, %s (medians)\n\n| N |", span)
 	for _, n := range sizes {
 		r.printf(" %d |", n)
 	}
