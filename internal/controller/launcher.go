@@ -9,9 +9,12 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
@@ -73,6 +76,37 @@ func (r *Reconciler) startAttempt(ctx context.Context, s *state, kids *children)
 }
 
 func exists(*corev1.Pod) bool { return true }
+
+// removeWorkersGate removes builder.WorkersGate and no other gate: Kueue
+// and others add gates of their own.
+var removeWorkersGate = client.RawPatch(types.StrategicMergePatchType,
+	fmt.Appendf(nil, `{"spec":{"schedulingGates":[{"$patch":"delete","name":%q}]}}`, builder.WorkersGate))
+
+// ungateLauncher removes builder.WorkersGate from the launcher's Pods once
+// the cache shows every worker. Each Pod the Job controller makes from the
+// gated template (a retry) is let go the same way.
+func (r *Reconciler) ungateLauncher(ctx context.Context, job *kubeflow.MPIJob, kids *children) error {
+	if !kids.allWorkers(int(job.Workers()), exists) {
+		return nil
+	}
+	var errs []error
+	for _, p := range kids.launcherPods {
+		if !builder.GatedOnWorkers(p) || isTerminating(p) {
+			continue
+		}
+		if uid, ok := r.mem.ungated.Load(jobKey(job)); ok && uid == p.UID {
+			continue // removed; the cache has not shown it yet
+		}
+		// The cache's Pod is shared, and a patch writes its answer into
+		// the object it is given.
+		if err := r.Client.Patch(ctx, p.DeepCopy(), removeWorkersGate); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing the workers gate of launcher Pod %s: %w", p.Name, err))
+			continue
+		}
+		r.mem.ungated.Store(jobKey(job), p.UID)
+	}
+	return errors.Join(errs...)
+}
 
 // newLauncherJob is the launcher Job to create. It checks the workers'
 // host keys unless a worker that an older operator made still runs: that

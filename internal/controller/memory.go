@@ -24,10 +24,9 @@ type memory struct {
 	// writes per job: of the status, discover_hosts.sh and the
 	// EndpointSlices.
 	statusPace, discoverPace, endpointPace pacer
-	// writtenOver holds, per job, what our last status write replaced
-	// (statusWrite): while the cache still serves that resourceVersion, a
-	// reconcile would compute from stale status and its write would only
-	// conflict.
+	// writtenOver holds, per job, the resourceVersion our last status
+	// write replaced: while the cache still serves it, a reconcile would
+	// compute from stale status and its write would only conflict.
 	writtenOver gosync.Map
 	// ungated holds, per job, the UID of the launcher Pod whose workers
 	// gate this controller removed last: while the cache still shows the
@@ -39,15 +38,6 @@ type memory struct {
 	slicesWritten gosync.Map
 	// cool spaces out the reconciles that Pod events cause.
 	cool cooldown
-}
-
-// statusWrite is what writtenOver remembers of a status write.
-type statusWrite struct {
-	// over is the resourceVersion the write replaced.
-	over string
-	// starting is whether the status written is of a job on its way to
-	// Running (starting).
-	starting bool
 }
 
 // forget drops what is remembered of a job that is gone.

@@ -159,12 +159,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	defer func() { r.mem.cool.done(req.String(), r.Clock.Now(), job.Workers(), isFinished(&job.Status)) }()
-	if w, ok := r.mem.writtenOver.Load(jobKey(job)); ok {
-		if w := w.(statusWrite); w.over == job.ResourceVersion {
+	if rv, ok := r.mem.writtenOver.Load(jobKey(job)); ok {
+		if rv == job.ResourceVersion {
 			log.V(4).Info("Waiting for the cache to observe this controller's status write")
-			if err := r.ungateWhileWaiting(ctx, job, w); err != nil {
-				return ctrl.Result{}, err
-			}
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		r.mem.writtenOver.Delete(jobKey(job))
@@ -320,7 +317,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *state, observed *kubefl
 	if err := r.Client.Status().Update(ctx, job); err != nil {
 		return fmt.Errorf("writing status of MPIJob: %w", err)
 	}
-	r.mem.writtenOver.Store(jobKey(job), statusWrite{over: over, starting: starting(computed)})
+	r.mem.writtenOver.Store(jobKey(job), over)
 	if starting(computed) {
 		r.mem.statusPace.wroteStarting(jobKey(job), now.Time, countsOnly)
 	} else {

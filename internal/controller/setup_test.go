@@ -48,7 +48,7 @@ func TestOwnStatusWriteEndsTheWait(t *testing.T) {
 	if r.ownWriteSeen().Update(e) {
 		t.Error("a status update passed with no reconcile waiting for it")
 	}
-	r.mem.writtenOver.Store("ns/pi", statusWrite{over: "41"})
+	r.mem.writtenOver.Store("ns/pi", "41")
 	if !r.ownWriteSeen().Update(e) {
 		t.Error("the status update a reconcile waits for did not pass")
 	}

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -127,7 +128,14 @@ func TestFirstLauncherWaitsUntilEveryWorkerIsMade(t *testing.T) {
 	if !builder.GatedOnWorkers(&corev1.Pod{Spec: l.Spec.Template.Spec}) {
 		t.Fatalf("launcher Job made beside its workers is not gated: %v", l.Spec.Template.Spec.SchedulingGates)
 	}
-	pod := gatedLauncherPod(t, f)
+	// The Job controller's Pod, from the gated template.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "pi-launcher-abcde", Namespace: "ns", Labels: l.Spec.Template.Labels,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(l, batchv1.SchemeGroupVersion.WithKind("Job"))},
+	}, Spec: *l.Spec.Template.Spec.DeepCopy()}
+	if err := f.client.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 2 {
 		f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, i))
 	}
