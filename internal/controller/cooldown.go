@@ -23,9 +23,9 @@ const cooldownPerWorker = 100 * time.Microsecond
 // finishedCooldown is the least a finished job's Pod events wait: its
 // outcome and final counts are written, its cleanup's deletes sent, and
 // how its Pods go needs no prompt answer. The 10,000 Pods of a job with
-// cleanPodPolicy All took 137 s to go after it Succeeded; one reconcile a
-// second of it over them was a fifth of the job's operator CPU (a CPU
-// profile, docs/scale.md).
+// cleanPodPolicy All took minutes to go after it Succeeded, and its
+// reconciles on their events, more than one a second, were a fifth of the
+// operator's CPU meanwhile (a CPU profile, docs/scale.md).
 const finishedCooldown = maxCoalescePeriod
 
 // cooldown remembers, per job, when its last reconcile ended and how many

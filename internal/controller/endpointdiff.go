@@ -17,7 +17,7 @@ import (
 // Every reconcile of a starting job compares its slices, so this is
 // written for a large one: compared with equality.Semantic.DeepEqual, and
 // with each address named by a string built for it, the comparison was a
-// third of the operator's CPU while a 10,000-worker job started (a CPU
+// quarter of the operator's CPU while a 10,000-worker job started (a CPU
 // profile, docs/scale.md).
 func endpointChanges(live map[string]*discoveryv1.EndpointSlice, want []*discoveryv1.EndpointSlice) ([]*discoveryv1.EndpointSlice, bool) {
 	var changes []*discoveryv1.EndpointSlice
