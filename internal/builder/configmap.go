@@ -35,7 +35,7 @@ func ConfigMap(job *kubeflow.MPIJob, running []int, publicKey []byte, opts Optio
 func Hostfile(job *kubeflow.MPIJob, opts Options) string {
 	slots := " slots=" + strconv.Itoa(int(*job.Spec.SlotsPerWorker)) + "\n"
 	if job.Spec.MPIImplementation != kubeflow.MPIImplementationOpenMPI {
-		slots = ":" + strconv.Itoa(int(*job.Spec.SlotsPerWorker)) + "\n"
+		slots = ":" + slots[len(" slots="):]
 	}
 	// Every reconcile of a job builds it (its ConfigMap is compared whole),
 	// so the names are put together without formatting each: the suffix
