@@ -32,8 +32,21 @@ rules:
   verbs: [create, update, patch, delete, deletecollection]
 - level: None
 EOF
+# The simulated nodes are Ready from their first status write, so two
+# default writes to each new node are left out, both of
+# kube-controller-manager at its 20 QPS (2026-12-05, 1000 nodes: kwok had
+# them all Ready in about 15 s, and the wait for them ended at 1 min 53 s):
+# - the not-ready NoSchedule taint, which the TaintNodesByCondition
+#   admission plugin puts on every new node and the node lifecycle
+#   controller removes once it is Ready, a read and a patch each: 10 nodes
+#   a second;
+# - the TTL controller's annotation, which tells a kubelet how long to
+#   cache Secrets and ConfigMaps (kwok has no kubelet): 20 nodes a second,
+#   and every node again each time the node count crosses one of its steps.
+# Neither changes how a Pod is scheduled or run once the nodes are there.
 export APISERVER_EXTRA_ARGS="--audit-policy-file $DIR/audit-policy.yaml --audit-log-path $LOGS/audit.log \
-  --audit-log-format json --audit-log-maxsize 2000"
+  --audit-log-format json --audit-log-maxsize 2000 --disable-admission-plugins TaintNodesByCondition"
+export CONTROLLER_MANAGER_EXTRA_ARGS="--controllers=*,-ttl"
 build_binaries etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubeadm kwok
 pki
 control_plane

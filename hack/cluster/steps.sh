@@ -125,8 +125,9 @@ wait_for() {
   return 1
 }
 
-# APISERVER_EXTRA_ARGS holds more kube-apiserver flags, split on spaces:
-# the benchmark cluster's audit log.
+# APISERVER_EXTRA_ARGS and CONTROLLER_MANAGER_EXTRA_ARGS hold more flags of
+# kube-apiserver and kube-controller-manager, split on spaces: the
+# benchmark cluster's audit log and its simulated nodes (hack/bench/up.sh).
 # Kubernetes' own gang scheduling (the Workload API, scheduling.k8s.io
 # v1alpha3, and kube-scheduler's GangScheduling plugin) is beta and off by
 # default in 1.37; the local cluster turns it on so that the operator's
@@ -166,13 +167,14 @@ control_plane() {
     "${sa[@]}" create clusterrolebinding kube-apiserver-kubelet-client --clusterrole=system:kubelet-api-admin \
       --user=kube-apiserver-kubelet-client --dry-run=client -o yaml
   } | "${sa[@]}" apply -f - >/dev/null
+  # shellcheck disable=SC2086 # CONTROLLER_MANAGER_EXTRA_ARGS is meant to split
   start kube-controller-manager "$DIR/bin/kube-controller-manager" --feature-gates "$FEATURE_GATES" \
     --kubeconfig "$DIR/controller-manager.conf" \
     --authentication-kubeconfig "$DIR/controller-manager.conf" --authorization-kubeconfig "$DIR/controller-manager.conf" \
     --bind-address 127.0.0.1 --secure-port "$CONTROLLER_MANAGER_PORT" --leader-elect=false --use-service-account-credentials=true \
     --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
     --root-ca-file "$p/ca.crt" --service-account-private-key-file "$p/sa.key" \
-    --service-cluster-ip-range "$SERVICE_CIDR" --allocate-node-cidrs=false
+    --service-cluster-ip-range "$SERVICE_CIDR" --allocate-node-cidrs=false ${CONTROLLER_MANAGER_EXTRA_ARGS:-}
   start kube-scheduler "$DIR/bin/kube-scheduler" --feature-gates "$FEATURE_GATES" --kubeconfig "$DIR/scheduler.conf" \
     --authentication-kubeconfig "$DIR/scheduler.conf" --authorization-kubeconfig "$DIR/scheduler.conf" \
     --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false

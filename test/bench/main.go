@@ -124,6 +124,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+	progress("done")
 }
 
 type env struct {
@@ -169,6 +170,7 @@ func run(ctx context.Context, o options) error {
 
 	var all []startupResult
 	for _, n := range o.sizes {
+		progress("startup of one MPIJob of %d workers, %d runs", n, o.runs)
 		var rows []startupResult
 		for r := range o.runs {
 			res, err := e.startup(ctx, n, r)
@@ -202,6 +204,7 @@ func run(ctx context.Context, o options) error {
 		if o.throughputJobs == 0 {
 			break
 		}
+		progress("throughput run %d: %d MPIJobs of 8 workers", r, o.throughputJobs)
 		res, err := e.throughput(ctx, o.throughputJobs, 8)
 		if err != nil {
 			return fmt.Errorf("throughput run %d: %w", r, err)
@@ -219,6 +222,7 @@ func run(ctx context.Context, o options) error {
 		// before the memory scenario fills the cluster with Pods and
 		// MPIJobs that upstream would list and reconcile.
 		stop()
+		progress("upstream's operator")
 		peers, err := e.peer(ctx)
 		if err != nil {
 			return fmt.Errorf("upstream: %w", err)
@@ -232,6 +236,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if len(o.noise) > 0 {
+		progress("memory")
 		samples, err := e.memory(ctx, o.noise, o.idleJobs)
 		if err != nil {
 			return fmt.Errorf("memory: %w", err)
@@ -242,6 +247,12 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	return e.publish(all)
+}
+
+// progress prints when a scenario starts, so a run's log shows where
+// its time went (make bench has a budget of 30 minutes).
+func progress(format string, args ...any) {
+	fmt.Printf("[%s] %s\n", time.Now().UTC().Format(time.TimeOnly), fmt.Sprintf(format, args...))
 }
 
 // publish draws the plot and, if asked, rewrites the docs' tables.
