@@ -177,11 +177,11 @@ func run(ctx context.Context, o options) error {
 			if err != nil {
 				return fmt.Errorf("startup N=%d run %d: %w", n, r, err)
 			}
-			if res.Floor, err = e.floor(ctx, n, r, false); err != nil {
+			if res.Floor, err = e.floor(ctx, n, r); err != nil {
 				return fmt.Errorf("floor N=%d run %d: %w", n, r, err)
 			}
-			if res.FloorService, err = e.floor(ctx, n, r, true); err != nil {
-				return fmt.Errorf("floor with a Service N=%d run %d: %w", n, r, err)
+			if res.DesignFloor, err = e.designFloor(ctx, fmt.Sprintf("design-floor-%d-%d", n, r), 1, n); err != nil {
+				return fmt.Errorf("design floor N=%d run %d: %w", n, r, err)
 			}
 			rows = append(rows, res)
 		}

@@ -34,7 +34,7 @@ func plotStartup(path string, all []startupResult) error {
 		{"MPIJob Running", milestones[3].get, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, draw.CircleGlyph{}},
 		{"all worker Pods Running", milestones[1].get, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, draw.TriangleGlyph{}},
 		{"floor: N+1 bare Pods Running", milestones[4].get, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, draw.SquareGlyph{}},
-		{"floor: the same behind a headless Service", milestones[5].get, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, draw.CrossGlyph{}},
+		{"design floor: the job's objects from a bare client", milestones[5].get, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, draw.CrossGlyph{}},
 	}
 	for _, s := range series {
 		var line, dots plotter.XYs

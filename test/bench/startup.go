@@ -28,9 +28,9 @@ type startupResult struct {
 	LauncherCreated time.Duration `json:"launcherCreatedNs"`
 	JobRunning      time.Duration `json:"jobRunningNs"`
 	Floor           time.Duration `json:"floorNs"`
-	// FloorService is the floor with the Pods behind a headless Service,
-	// as the workers are: the scheduler spreads such Pods by default.
-	FloorService time.Duration `json:"floorServiceNs"`
+	// DesignFloor is designFloor's for this one job: its objects, as the
+	// builders make them, from a bare client.
+	DesignFloor time.Duration `json:"designFloorNs"`
 	// The operator's writes and CPU time over the job's whole life, to
 	// Succeeded.
 	Requests   requestCounts `json:"requests"`
@@ -250,26 +250,13 @@ func (e *env) startup(ctx context.Context, n, run int) (startupResult, error) {
 // returns the time until all are Running: what the API server, scheduler
 // and kwok need, with no operator in the way. It creates them as the
 // operator's ServiceAccount, so both share the API server's priority and
-// fairness level. With service, the Pods are selected by a headless
-// Service, as an MPIJob's workers are.
-func (e *env) floor(ctx context.Context, n, run int, service bool) (time.Duration, error) {
+// fairness level.
+func (e *env) floor(ctx context.Context, n, run int) (time.Duration, error) {
 	ns := fmt.Sprintf("floor-%d-%d", n, run)
-	if service {
-		ns += "-svc"
-	}
 	if err := newNamespace(ctx, e.cs, ns); err != nil {
 		return 0, err
 	}
 	labels := map[string]string{"floor": "pod"}
-	if service {
-		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: "floor", Namespace: ns},
-			Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: labels},
-		}
-		if _, err := e.cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-			return 0, err
-		}
-	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
@@ -290,7 +277,7 @@ func (e *env) floor(ctx context.Context, n, run int, service bool) (time.Duratio
 	if err != nil {
 		return 0, err
 	}
-	return e.allRunning(ctx, pt, ns, n+1, fmt.Sprintf("N=%d run %d, floor (Service %t)", n, run, service))
+	return e.allRunning(ctx, pt, ns, n+1, fmt.Sprintf("N=%d run %d, floor", n, run))
 }
 
 // allRunning waits, at most 10 minutes, until n Pods of the namespace ns

@@ -72,7 +72,7 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	if err != nil {
 		return res, err
 	}
-	if res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0, false); err != nil {
+	if res.Floor, err = e.floor(ctx, jobs*(workers+1)-1, 0); err != nil {
 		return res, err
 	}
 	if err := floorRequests("the floor"); err != nil {
@@ -82,7 +82,7 @@ func (e *env) throughput(ctx context.Context, jobs, workers int) (throughputResu
 	if err != nil {
 		return res, err
 	}
-	if res.DesignFloor, err = e.designFloor(ctx, jobs, workers); err != nil {
+	if res.DesignFloor, err = e.designFloor(ctx, fmt.Sprintf("design-floor-%dx%d", jobs, workers), jobs, workers); err != nil {
 		return res, err
 	}
 	return res, designRequests("the design floor")
