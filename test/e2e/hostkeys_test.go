@@ -64,7 +64,13 @@ func expectHostKeyRefused(t *testing.T, job *kubeflow.MPIJob) {
 	if !isTrue(got, kubeflow.JobFailed) {
 		t.Fatalf("job did not fail with an impostor worker: %+v\nlauncher output:\n%s", got.Status.Conditions, out)
 	}
-	if !strings.Contains(out, "Host key verification failed") {
+	// ssh prints the "changed" banner only on a key that differs from
+	// known_hosts, and ends with "Host key verification failed" when it
+	// refuses. MPICH's mpiexec may stop forwarding the proxy's stderr as
+	// soon as ssh exits, losing that last line (seen once in CI); the banner
+	// with the job failed is the same proof, since with checking off ssh
+	// would log in anyway and pi would run to success.
+	if !strings.Contains(out, "Host key verification failed") && !strings.Contains(out, "REMOTE HOST IDENTIFICATION HAS CHANGED") {
 		t.Fatalf("the launcher did not refuse the worker's host key:\n%s", out)
 	}
 	t.Logf("launcher output:\n%s", out)
