@@ -219,13 +219,18 @@ func (r *report) peer(o options, ours []startupResult, tput []throughputResult, 
 		r.printf(" upstream, %s: all Pods Running (MPIJob Running) |", c.Name)
 	}
 	r.printf("\n| --- | --- | --- |%s\n", strings.Repeat(" --- |", len(configs)))
-	cell := func(jobs, n int, cfg string) string {
+	cell := func(jobs, n int, cfg peerConfig) string {
 		var pods, running []time.Duration
 		for _, p := range peers {
-			if p.Config == cfg && p.Jobs == jobs && p.Workers == n {
-				pods = append(pods, p.AllPodsRunning)
-				running = append(running, p.JobsRunning)
+			if p.Config != cfg.Name || p.Jobs != jobs || p.Workers != n {
+				continue
 			}
+			if p.AllPodsRunning == 0 {
+				// Past cfg.MaxWait: what ran by then.
+				return fmt.Sprintf(" %d of %d Pods after %s (never) |", p.PodsRunning, p.Pods, cfg.MaxWait)
+			}
+			pods = append(pods, p.AllPodsRunning)
+			running = append(running, p.JobsRunning)
 		}
 		if len(pods) == 0 {
 			return " not run |"
@@ -241,7 +246,7 @@ func (r *report) peer(o options, ours []startupResult, tput []throughputResult, 
 		r.printf("| 1 × %d workers | %s | %s |", n, ms(median(durations(rows, func(s startupResult) time.Duration { return s.JobRunning }))),
 			ms(median(durations(rows, func(s startupResult) time.Duration { return s.Floor }))))
 		for _, c := range configs {
-			r.printf("%s", cell(1, n, c.Name))
+			r.printf("%s", cell(1, n, c))
 		}
 		r.printf("\n")
 	}
@@ -252,7 +257,7 @@ func (r *report) peer(o options, ours []startupResult, tput []throughputResult, 
 		}
 		r.printf("| %d × %d workers | %s | %s |", tput[0].Jobs, tput[0].Workers, ms(median(running)), ms(median(floor)))
 		for _, c := range configs {
-			r.printf("%s", cell(tput[0].Jobs, tput[0].Workers, c.Name))
+			r.printf("%s", cell(tput[0].Jobs, tput[0].Workers, c))
 		}
 		r.printf("\n")
 	}
@@ -261,7 +266,8 @@ func (r *report) peer(o options, ours []startupResult, tput []throughputResult, 
 			r.printf("\nupstream, %s: `%s`\n", c.Name, strings.Join(c.Args, " "))
 		}
 		if c.MaxWorkers > 0 {
-			r.printf("\nupstream, %s: startup jobs of up to %d workers only; it creates 5 Pods a second.\n", c.Name, c.MaxWorkers)
+			r.printf("\nupstream, %s: startup jobs of up to %d workers only, each run waiting at most %s for its Pods; it creates 5 Pods a second.\n",
+				c.Name, c.MaxWorkers, c.MaxWait)
 		}
 	}
 }

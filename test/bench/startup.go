@@ -138,6 +138,19 @@ func (pt *podTimes) latest(times map[string]time.Duration, role string, n int) (
 	return last, count >= n
 }
 
+// count is how many Pods of the role matched.
+func (pt *podTimes) count(times map[string]time.Duration, role string) int {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	n := 0
+	for name := range times {
+		if role == "*" || pt.role[name] == role {
+			n++
+		}
+	}
+	return n
+}
+
 // phases says when the last of n Pods of the role was created, bound to a
 // node and Running: where the time went.
 func (pt *podTimes) phases(role string, n int) string {
