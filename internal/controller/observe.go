@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -142,6 +143,11 @@ func (r *Reconciler) observeLauncherPods(ctx context.Context, job *kubeflow.MPIJ
 	if err != nil {
 		return err
 	}
+	if kids.launcher == nil {
+		if kids.launcher, err = r.unseenLauncher(ctx, job, kids, pods); err != nil {
+			return err
+		}
+	}
 	for _, p := range pods {
 		switch {
 		case kids.launcher != nil && metav1.IsControlledBy(p, kids.launcher):
@@ -162,6 +168,40 @@ func (r *Reconciler) observeLauncherPods(ctx context.Context, job *kubeflow.MPIJ
 			kids.launcherSucceeded && jobCondition(l, batchv1.JobFailed) == nil && jobCondition(l, batchv1.JobFailureTarget) == nil
 	}
 	return nil
+}
+
+// unseenLauncher returns this attempt's launcher Job when the cache shows
+// a Pod of it but not the Job: Pods and Jobs are watched apart, and the
+// Job controller's Pod can arrive first. Taken for an earlier launcher's,
+// the Pod would be deleted, and with it the attempt (in e2e, a job of
+// backoffLimit 0 failed before mpirun ran). The Job is read from the API
+// server; a Job that is gone or being deleted leaves its Pods former
+// launchers, as before.
+func (r *Reconciler) unseenLauncher(ctx context.Context, job *kubeflow.MPIJob, kids *children, pods []*corev1.Pod) (*batchv1.Job, error) {
+	var restarts int32
+	if kids.record != nil {
+		restarts = kids.record.Count
+	}
+	name := builder.LauncherJobName(job, restarts)
+	for _, p := range pods {
+		ref := metav1.GetControllerOf(p)
+		if ref == nil || ref.Kind != "Job" || ref.Name != name {
+			continue
+		}
+		l := &batchv1.Job{}
+		err := r.APIReader.Get(ctx, objectKey(job, name), l)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("reading launcher Job %s: %w", name, err)
+		case l.UID != ref.UID || !metav1.IsControlledBy(l, job) || l.DeletionTimestamp != nil:
+			return nil, nil
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("Launcher Pod seen before its Job", "pod", p.Name, "launcherJob", name)
+		return l, nil
+	}
+	return nil, nil
 }
 
 // isTerminating reports whether a Pod is being deleted.

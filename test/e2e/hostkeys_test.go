@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,31 +50,77 @@ func TestImpostorWorkerIsRefused(t *testing.T) {
 }
 
 // refuseOnce makes the job fail at its launcher's first failure, keeping
-// the failed Pod and its logs.
+// the failed Pod and its logs. The launcher is made once the workers run:
+// with one attempt only, ssh must meet the impostor's sshd rather than a
+// worker still starting (ssh retries a refused connection for 10 s, which
+// a busy CI machine can outlast).
 func refuseOnce(job *kubeflow.MPIJob) {
 	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](0)
+	job.Spec.LauncherCreationPolicy = kubeflow.LauncherCreationPolicyWaitForWorkersReady
 	job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy = kubeflow.RestartPolicyNever
 }
+
+// sshdClosedBeforeAuth is what a worker's sshd (-e: to its log) says of a
+// client that hangs up before authenticating, as ssh does when it refuses
+// the host key; a client let in is "Accepted".
+var sshdClosedBeforeAuth = regexp.MustCompile(`Connection closed by \S+ port \d+ \[preauth\]`)
 
 // expectHostKeyRefused checks that the job failed because ssh refused the
 // worker's host key.
 func expectHostKeyRefused(t *testing.T, job *kubeflow.MPIJob) {
 	t.Helper()
 	got := waitFinished(t, job)
-	out := launcherLogs(t, job)
+	out, sshd := launcherLogs(t, job), workerLogs(t, job)
 	if !isTrue(got, kubeflow.JobFailed) {
-		t.Fatalf("job did not fail with an impostor worker: %+v\nlauncher output:\n%s", got.Status.Conditions, out)
+		t.Fatalf("job did not fail with an impostor worker: %+v\nlauncher output:\n%s\nworkers:\n%s", got.Status.Conditions, out, sshd)
+	}
+	if strings.Contains(sshd, "Accepted ") {
+		t.Fatalf("the impostor worker let the launcher log in:\n%s", sshd)
 	}
 	// ssh prints the "changed" banner only on a key that differs from
 	// known_hosts, and ends with "Host key verification failed" when it
 	// refuses. MPICH's mpiexec may stop forwarding the proxy's stderr as
-	// soon as ssh exits, losing that last line (seen once in CI); the banner
-	// with the job failed is the same proof, since with checking off ssh
-	// would log in anyway and pi would run to success.
-	if !strings.Contains(out, "Host key verification failed") && !strings.Contains(out, "REMOTE HOST IDENTIFICATION HAS CHANGED") {
-		t.Fatalf("the launcher did not refuse the worker's host key:\n%s", out)
+	// soon as ssh exits, losing those lines (the last was lost once in CI); the
+	// worker's sshd
+	// saying that the launcher hung up before authenticating, with no login
+	// and the job failed, is the same proof: with checking off ssh would log
+	// in and the program would run to success.
+	refused := strings.Contains(out, "Host key verification failed") || strings.Contains(out, "REMOTE HOST IDENTIFICATION HAS CHANGED")
+	if !refused && !sshdClosedBeforeAuth.MatchString(sshd) {
+		t.Fatalf("the launcher did not refuse the worker's host key:\n%s\nworkers:\n%s", out, sshd)
 	}
-	t.Logf("launcher output:\n%s", out)
+	t.Logf("launcher output:\n%s\nworkers:\n%s", out, sshd)
+}
+
+// workerLogs returns each worker's container log, after when each
+// container of the job's Pods started and ended: what a failure needs to
+// tell a worker that started late from one that misbehaved.
+func workerLogs(t *testing.T, job *kubeflow.MPIJob) string {
+	t.Helper()
+	var b strings.Builder
+	workers := workerPods(t, job)
+	for _, p := range append(launcherPods(t, job), workers...) {
+		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			switch s := c.State; {
+			case s.Running != nil:
+				fmt.Fprintf(&b, "%s/%s: started %s\n", p.Name, c.Name, s.Running.StartedAt.Format(time.RFC3339))
+			case s.Terminated != nil:
+				fmt.Fprintf(&b, "%s/%s: started %s, exited %d at %s\n", p.Name, c.Name,
+					s.Terminated.StartedAt.Format(time.RFC3339), s.Terminated.ExitCode, s.Terminated.FinishedAt.Format(time.RFC3339))
+			default:
+				fmt.Fprintf(&b, "%s/%s: not started\n", p.Name, c.Name)
+			}
+		}
+	}
+	for _, p := range workers {
+		raw, err := clientset.CoreV1().Pods(job.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Timestamps: true}).DoRaw(context.Background())
+		if err != nil {
+			fmt.Fprintf(&b, "%s: no log: %v\n", p.Name, err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n%s", p.Name, raw)
+	}
+	return b.String()
 }
 
 // TestUpstreamImpostorWorkerIsRefused is TestImpostorWorkerIsRefused with
@@ -87,6 +134,7 @@ func TestUpstreamImpostorWorkerIsRefused(t *testing.T) {
 			job := createRaw(t, ns, edited(t, doc, func(job map[string]any) {
 				spec := job["spec"].(map[string]any)
 				spec["runPolicy"].(map[string]any)["backoffLimit"] = 0
+				spec["launcherCreationPolicy"] = "WaitForWorkersReady"
 				specs := spec["mpiReplicaSpecs"].(map[string]any)
 				specs["Launcher"].(map[string]any)["restartPolicy"] = "Never"
 				replicaSpecs(job, func(role string, _, c map[string]any) {
