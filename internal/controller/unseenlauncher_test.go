@@ -86,3 +86,18 @@ func TestLauncherPodSeenBeforeItsJobIsKept(t *testing.T) {
 		})
 	}
 }
+
+// A launcher Pod whose Job is gone from the API server too (deleted by
+// hand, the Pod left to the garbage collector) is still an earlier
+// launcher's: it is deleted, and no new launcher Job runs beside it.
+func TestLauncherPodOfADeletedJobIsStillEnded(t *testing.T) {
+	f, job, _ := runningJob(t, 2)
+	l := f.launcher(t)
+	if err := f.client.Delete(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, job)
+	if f.writes["delete Pod"] != 1 || f.writes["create Job"] != 0 {
+		t.Fatalf("writes %v, want the Pod of the deleted Job deleted and no launcher Job made beside it", f.writes)
+	}
+}
