@@ -29,13 +29,30 @@ const MaxEndpointsPerSlice = 1000
 const EndpointSliceManager = "mpi-operator.kubeflow.org"
 
 // Published reports whether a Pod has a name in DNS: it has an address,
-// and it is neither finished nor being deleted. A Pod being deleted is
-// left out at once (kube-controller-manager keeps it, marked
-// terminating, while it stops): the next attempt's launcher then waits
-// for the name of its replacement, not the old address.
+// it is neither finished nor being deleted, and, for a worker, its
+// containers have started (phase Running). A Pod has its address once its
+// sandbox is up, before its image is pulled: a worker published then let
+// the launcher, whose wait-for-workers init container waits for the
+// names, run mpirun against a worker whose sshd would not start for as
+// long as the pull took, and ssh gives up after its 10 connection
+// attempts, a second apart (a retry of the launcher spent, or the job
+// failed at backoffLimit 0). The launcher's own Pod is published with its
+// address: its init container waits for its own name too when the
+// hostfile lists it (runLauncherAsWorker). A Pod being deleted is left
+// out at once (kube-controller-manager keeps it, marked terminating,
+// while it stops): the next attempt's launcher then waits for the name
+// of its replacement, not the old address.
 func Published(p *corev1.Pod) bool {
-	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded &&
-		p.Status.Phase != corev1.PodFailed && len(p.Status.PodIPs) > 0 && p.Spec.Hostname != ""
+	if p.DeletionTimestamp != nil || len(p.Status.PodIPs) == 0 || p.Spec.Hostname == "" {
+		return false
+	}
+	switch p.Status.Phase {
+	case corev1.PodRunning:
+		return true
+	case corev1.PodSucceeded, corev1.PodFailed:
+		return false
+	}
+	return p.Labels[kubeflow.LabelJobRole] == RoleLauncher
 }
 
 // EndpointSliceName is the name of the job's k-th slice of one address

@@ -93,3 +93,28 @@ func TestEndpointSlicesHoldAtMostTheAPIsLimit(t *testing.T) {
 		t.Errorf("2500 Pods asked in slices of 5000: %d slices", len(got))
 	}
 }
+
+// A worker is published once its containers run, not when its sandbox
+// gets an address (its image may still be pulling, and mpirun would meet
+// no sshd); the launcher with its address, as its init container waits
+// for its own name when the hostfile lists it.
+func TestPendingWorkerIsNotPublishedPendingLauncherIs(t *testing.T) {
+	pending := func(name, role string) *corev1.Pod {
+		p := addressedPod(name, "10.0.0.1")
+		p.Labels = map[string]string{"training.kubeflow.org/job-role": role}
+		p.Status.Phase = corev1.PodPending
+		return p
+	}
+	for _, c := range []struct {
+		pod  *corev1.Pod
+		want bool
+	}{
+		{pending("pi-worker-0", RoleWorker), false},
+		{pending("pi-launcher", RoleLauncher), true},
+		{addressedPod("pi-worker-0", "10.0.0.1"), true},
+	} {
+		if got := Published(c.pod); got != c.want {
+			t.Errorf("%s %s: Published %t, want %t", c.pod.Name, c.pod.Status.Phase, got, c.want)
+		}
+	}
+}

@@ -105,10 +105,13 @@ const resolvConfPath = "/etc/resolv.conf"
 // waitForWorkersScript waits until every host of the hostfile has a DNS
 // record. A launcher created at startup would otherwise run mpirun before
 // the workers' records exist, and ssh gives up at once on a name it cannot
-// resolve (connection attempts only retry a refused connection).
+// resolve (connection attempts only retry a refused connection). A
+// worker's record appears once its container runs (Published), so the
+// wait also outlasts a worker's image pull, which ssh's connection
+// attempts (10, a second apart) may not.
 //
 // It asks again every 0.1 s: a worker's record appears as soon as its Pod
-// has an address, and polling once a second cost half a second on average
+// runs, and polling once a second cost half a second on average
 // (hack/measure-startup.sh). Only the first unresolved name is polled.
 // Each try asks for the name made absolute with the Pod's first search
 // domain, its namespace's (<namespace>.svc.<cluster domain> under the

@@ -8,7 +8,7 @@ import (
 
 // Service is the job's headless Service: the domain of the launcher's and
 // the workers' DNS names. It selects no Pod: the operator publishes them
-// in EndpointSlices (endpoints.go), each as soon as it has an address,
+// in EndpointSlices (endpoints.go), a worker as soon as it runs (Published),
 // before any readiness probe passes, as a Service publishing not-ready
 // addresses would: mpirun connects to sshd, not to a ready endpoint.
 func Service(job *kubeflow.MPIJob) *corev1.Service {

@@ -191,14 +191,15 @@ func (r *Reconciler) writeEndpointSlices(ctx context.Context, live map[string]*d
 
 // publishable are the Pods the job's Service publishes, the launcher's
 // first and then the workers by index, and whether every one of them
-// that will run has an address: every worker the job wants exists, and
-// none of them or of the launcher's Pods waits for one.
+// that will run is published: every worker the job wants exists, and
+// none of them or of the launcher's Pods waits for its address or, for a
+// worker, for its containers to start (builder.Published).
 func (k *children) publishable(n int) ([]*corev1.Pod, bool) {
 	complete := true
 	pods := make([]*corev1.Pod, 0, n+len(k.launcherPods))
 	for _, p := range k.launcherPods {
 		pods = append(pods, p)
-		complete = complete && (builder.Published(p) || !waitsForAddress(p))
+		complete = complete && !waitsToBePublished(p)
 	}
 	for i := range n {
 		p := k.workers[i]
@@ -207,15 +208,15 @@ func (k *children) publishable(n int) ([]*corev1.Pod, bool) {
 			continue
 		}
 		pods = append(pods, p)
-		complete = complete && (builder.Published(p) || !waitsForAddress(p))
+		complete = complete && !waitsToBePublished(p)
 	}
 	return pods, complete
 }
 
-// waitsForAddress reports whether a Pod will get an address it has not
-// got yet: it is neither finished nor being deleted.
-func waitsForAddress(p *corev1.Pod) bool {
-	return !isTerminating(p) && !isPodFinished(p) && len(p.Status.PodIPs) == 0
+// waitsToBePublished reports whether a Pod will be published and is not
+// yet: it has a hostname, and is neither finished nor being deleted.
+func waitsToBePublished(p *corev1.Pod) bool {
+	return p.Spec.Hostname != "" && !isTerminating(p) && !isPodFinished(p) && !builder.Published(p)
 }
 
 // endpointsPerSlice is how many endpoints one slice holds: the API's

@@ -194,3 +194,25 @@ func TestSliceWriteTheCacheDoesNotShowYetIsNotRepeated(t *testing.T) {
 		t.Errorf("the slice was removed, and past the wait: writes %v, published %v; want it made again", f.writes, published(t, f, job))
 	}
 }
+
+// TestWorkerIsPublishedOnceItRuns: a worker whose sandbox has an address
+// while its image is still pulling has no name yet, so the launcher's
+// init container keeps waiting; the write that publishes it goes out as
+// soon as it runs.
+func TestWorkerIsPublishedOnceItRuns(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, 0))
+	giveAddress(t, f, job, 0, "10.0.0.10")
+	f.updatePod(t, "pi-worker-0", func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending })
+	f.reconcile(t, job)
+	if got := published(t, f, job); got["pi-worker-0"] != "" {
+		t.Fatalf("a worker not running yet is published: %v", got)
+	}
+	f.updatePod(t, "pi-worker-0", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
+	f.reconcile(t, job)
+	if got := published(t, f, job); got["pi-worker-0"] != "10.0.0.10" {
+		t.Errorf("the running worker is not published: %v (writes %v)", got, f.writes)
+	}
+}

@@ -50,13 +50,9 @@ func TestImpostorWorkerIsRefused(t *testing.T) {
 }
 
 // refuseOnce makes the job fail at its launcher's first failure, keeping
-// the failed Pod and its logs. The launcher is made once the workers run:
-// with one attempt only, ssh must meet the impostor's sshd rather than a
-// worker still starting (ssh retries a refused connection for 10 s, which
-// a busy CI machine can outlast).
+// the failed Pod and its logs.
 func refuseOnce(job *kubeflow.MPIJob) {
 	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](0)
-	job.Spec.LauncherCreationPolicy = kubeflow.LauncherCreationPolicyWaitForWorkersReady
 	job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy = kubeflow.RestartPolicyNever
 }
 
@@ -80,11 +76,10 @@ func expectHostKeyRefused(t *testing.T, job *kubeflow.MPIJob) {
 	// ssh prints the "changed" banner only on a key that differs from
 	// known_hosts, and ends with "Host key verification failed" when it
 	// refuses. MPICH's mpiexec may stop forwarding the proxy's stderr as
-	// soon as ssh exits, losing those lines (the last was lost once in CI); the
-	// worker's sshd
-	// saying that the launcher hung up before authenticating, with no login
-	// and the job failed, is the same proof: with checking off ssh would log
-	// in and the program would run to success.
+	// soon as ssh exits, losing those lines (the last was lost once in
+	// CI); the worker's sshd saying that the launcher hung up before
+	// authenticating, with no login and the job failed, is the same proof:
+	// with checking off ssh would log in and the program would succeed.
 	refused := strings.Contains(out, "Host key verification failed") || strings.Contains(out, "REMOTE HOST IDENTIFICATION HAS CHANGED")
 	if !refused && !sshdClosedBeforeAuth.MatchString(sshd) {
 		t.Fatalf("the launcher did not refuse the worker's host key:\n%s\nworkers:\n%s", out, sshd)
@@ -134,7 +129,6 @@ func TestUpstreamImpostorWorkerIsRefused(t *testing.T) {
 			job := createRaw(t, ns, edited(t, doc, func(job map[string]any) {
 				spec := job["spec"].(map[string]any)
 				spec["runPolicy"].(map[string]any)["backoffLimit"] = 0
-				spec["launcherCreationPolicy"] = "WaitForWorkersReady"
 				specs := spec["mpiReplicaSpecs"].(map[string]any)
 				specs["Launcher"].(map[string]any)["restartPolicy"] = "Never"
 				replicaSpecs(job, func(role string, _, c map[string]any) {

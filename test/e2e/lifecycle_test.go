@@ -41,6 +41,25 @@ func TestWaitForWorkersReady(t *testing.T) {
 	expectRanksOn(t, job, workerNames(job, 2)...)
 }
 
+// TestWorkerStartingLateSpendsNoRetry: a worker whose container starts
+// well after its Pod has an address (here after an init container of
+// 15 s; in a cluster, an image pull) has no name in DNS until it runs, so
+// the launcher, waiting for the names, does not run mpirun against a
+// worker without sshd: ssh's 10 connection attempts, a second apart,
+// would run out, and with one attempt allowed the job would fail.
+func TestWorkerStartingLateSpendsNoRetry(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "/opt/mpi/ranks")
+	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](0)
+	job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy = kubeflow.RestartPolicyNever
+	w := &job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Template.Spec
+	w.InitContainers = []corev1.Container{{
+		Name: "slow-start", Image: w.Containers[0].Image, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "15"},
+	}}
+	create(t, job)
+	expectRanksOn(t, job, workerNames(job, 2)...)
+}
+
 func TestRunLauncherAsWorker(t *testing.T) {
 	t.Parallel()
 	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "3", "/opt/mpi/ranks")
