@@ -33,6 +33,18 @@ func giveAddress(t *testing.T, f *fixture, job *kubeflow.MPIJob, i int, ip strin
 	}
 }
 
+// oneRunningWorker is a job of one worker, made, whose Pod runs with
+// address 10.0.0.10.
+func oneRunningWorker(t *testing.T) (*fixture, *kubeflow.MPIJob) {
+	t.Helper()
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, 0))
+	giveAddress(t, f, job, 0, "10.0.0.10")
+	return f, job
+}
+
 // published maps each hostname the job's slices publish to its address.
 func published(t *testing.T, f *fixture, job *kubeflow.MPIJob) map[string]string {
 	t.Helper()
@@ -162,11 +174,7 @@ func TestSliceTheCacheHidIsWrittenSoon(t *testing.T) {
 // stale) and asks to be called back; past sliceWriteWait the cache is
 // believed, and a slice someone removed is made again.
 func TestSliceWriteTheCacheDoesNotShowYetIsNotRepeated(t *testing.T) {
-	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
-	f := newFixture(t, interceptor.Funcs{}, job)
-	f.reconcile(t, job)
-	f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, 0))
-	giveAddress(t, f, job, 0, "10.0.0.10")
+	f, job := oneRunningWorker(t)
 	f.writes = calls{}
 	f.reconcile(t, job)
 	if f.writes["create EndpointSlice"] != 1 {
@@ -200,11 +208,7 @@ func TestSliceWriteTheCacheDoesNotShowYetIsNotRepeated(t *testing.T) {
 // init container keeps waiting; the write that publishes it goes out as
 // soon as it runs.
 func TestWorkerIsPublishedOnceItRuns(t *testing.T) {
-	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
-	f := newFixture(t, interceptor.Funcs{}, job)
-	f.reconcile(t, job)
-	f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, 0))
-	giveAddress(t, f, job, 0, "10.0.0.10")
+	f, job := oneRunningWorker(t)
 	f.updatePod(t, "pi-worker-0", func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending })
 	f.reconcile(t, job)
 	if got := published(t, f, job); got["pi-worker-0"] != "" {
