@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
 )
 
@@ -101,7 +102,7 @@ func TestEndpointSlicesHoldAtMostTheAPIsLimit(t *testing.T) {
 func TestPendingWorkerIsNotPublishedPendingLauncherIs(t *testing.T) {
 	pending := func(name, role string) *corev1.Pod {
 		p := addressedPod(name, "10.0.0.1")
-		p.Labels = map[string]string{"training.kubeflow.org/job-role": role}
+		p.Labels = map[string]string{kubeflow.LabelJobRole: role}
 		p.Status.Phase = corev1.PodPending
 		return p
 	}

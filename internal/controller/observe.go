@@ -178,11 +178,8 @@ func (r *Reconciler) observeLauncherPods(ctx context.Context, job *kubeflow.MPIJ
 // server; a Job that is gone or being deleted leaves its Pods former
 // launchers, as before.
 func (r *Reconciler) unseenLauncher(ctx context.Context, job *kubeflow.MPIJob, kids *children, pods []*corev1.Pod) (*batchv1.Job, error) {
-	var restarts int32
-	if kids.record != nil {
-		restarts = kids.record.Count
-	}
-	name := builder.LauncherJobName(job, restarts)
+	rec, _ := kids.restart()
+	name := builder.LauncherJobName(job, rec.Count)
 	for _, p := range pods {
 		ref := metav1.GetControllerOf(p)
 		if ref == nil || ref.Kind != "Job" || ref.Name != name {

@@ -50,8 +50,7 @@ func TestWaitForWorkersReady(t *testing.T) {
 func TestWorkerStartingLateSpendsNoRetry(t *testing.T) {
 	t.Parallel()
 	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "2", "/opt/mpi/ranks")
-	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](0)
-	job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy = kubeflow.RestartPolicyNever
+	refuseOnce(job)
 	w := &job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Template.Spec
 	w.InitContainers = []corev1.Container{{
 		Name: "slow-start", Image: w.Containers[0].Image, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "15"},
