@@ -24,6 +24,7 @@ manifests: $(CONTROLLER_GEN) ## CRD and RBAC under config/
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=mpi-operator paths=./internal/... output:rbac:artifacts:config=config/rbac
 	hack/gang-crds.sh $(CONTROLLER_GEN) test/integration/gang/testdata/crds
+	hack/version.sh stamp
 	$(MAKE) chart-sync
 
 # The chart carries copies of the generated CRD (Helm installs crds/ before

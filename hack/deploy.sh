@@ -46,7 +46,7 @@ install_kubectl() {
     # kustomize's images: transformer, in a throwaway overlay inside the
     # repository (kustomize loads other kustomizations by relative path).
     overlay=$(mktemp -d "$repo/.deploy-XXXXXX")
-    printf 'resources:\n- ../config/default\nimages:\n- name: mpi-operator\n  newName: %s\n  newTag: %s\n' \
+    printf 'resources:\n- ../config/default\nimages:\n- name: ghcr.io/mpi-operator/mpi-operator\n  newName: %s\n  newTag: %s\n' \
       "${image%:*}" "${image##*:}" > "$overlay/kustomization.yaml"
     dir=$overlay
   fi

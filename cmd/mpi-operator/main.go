@@ -25,6 +25,7 @@ import (
 	"github.com/mpi-operator/mpi-operator/internal/builder"
 	"github.com/mpi-operator/mpi-operator/internal/controller"
 	"github.com/mpi-operator/mpi-operator/internal/gang"
+	"github.com/mpi-operator/mpi-operator/internal/version"
 )
 
 // leaseName is upstream's: an operator swap then hands over the lease
@@ -97,7 +98,7 @@ func main() {
 		os.Exit(2)
 	}
 	if up.printVersion {
-		fmt.Println("mpi-operator", version())
+		fmt.Println("mpi-operator", version.Version)
 		return
 	}
 	notes := up.apply(fs, &o, &zapOpts)
@@ -193,7 +194,7 @@ func run(o options, up *upstreamFlags) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
-	ctrl.Log.Info("Starting mpi-operator", "version", version(), "namespaces", namespaces,
+	ctrl.Log.Info("Starting mpi-operator", "version", version.Version, "namespaces", namespaces,
 		"clusterDomain", o.clusterDomain, "searchDomain", r.Options.SearchDomain,
 		"qps", o.qps, "burst", o.burst, "concurrency", o.concurrency)
 	ctx := ctrl.SetupSignalHandler()

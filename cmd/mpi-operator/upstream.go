@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"runtime/debug"
 	"sort"
 	"strconv"
 
@@ -102,12 +101,4 @@ func (u *upstreamFlags) restConfig() (*rest.Config, error) {
 		return clientcmd.BuildConfigFromFlags(u.master, u.kubeConfig)
 	}
 	return ctrl.GetConfig()
-}
-
-// version is the module version the binary was built from.
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
 }

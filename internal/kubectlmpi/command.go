@@ -54,7 +54,7 @@ func NewCommand(o Options) *cobra.Command {
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)
 	p.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(p.getCommand(), p.describeCommand(), p.logsCommand(), p.hostfileCommand(), p.watchCommand())
+	root.AddCommand(p.getCommand(), p.describeCommand(), p.logsCommand(), p.hostfileCommand(), p.watchCommand(), p.versionCommand())
 	return root
 }
 
