@@ -156,7 +156,7 @@ bench-scale: build ## one job of 1000, 3000 and 10,000 workers against the floor
 # Correctness under failures on the same simulated cluster: MPIJobs of mixed
 # sizes while the leader of two operator processes is killed again and
 # again, the API server restarts once, workers are deleted and evicted and
-# jobs suspended and resumed. It checks properties (docs/chaos.md) and exits
+# jobs suspended and resumed. It checks properties (docs/records/chaos.md) and exits
 # non-zero on a violation; -seed=N reproduces a run's plan and choices.
 CHAOS_RUN = trap hack/bench/down.sh EXIT && hack/bench/down.sh --purge && hack/bench/up.sh && go build -o $(BIN)/chaos ./test/chaos && \
 	$(BIN)/chaos -operator $(BIN)/mpi-operator
