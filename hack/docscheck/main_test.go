@@ -2,7 +2,7 @@ package main
 
 import "testing"
 
-func TestFindings(t *testing.T) {
+func TestFindsDatesTimesOfDayAndCommitHashesOnly(t *testing.T) {
 	cases := map[string]struct {
 		line string
 		hit  bool
