@@ -73,8 +73,15 @@ fuzz: ## fuzz the reconciler and the builders, FUZZTIME (1000x: inputs) each
 	$(FUZZ) '^FuzzReconcileNeverLoopsHot$$' ./internal/controller/
 	KUBEBUILDER_ASSETS="$$(hack/build-k8s.sh)" $(FUZZ) '^FuzzChildrenAreAdmitted$$' ./test/fuzz/
 
+# User pages (README.md, CONTRIBUTING.md, SECURITY.md, docs/*.md) say what
+# is true now: no date, time of day or commit hash. Those go beside their
+# command in docs/records/ (hack/docscheck).
+.PHONY: docscheck
+docscheck: ## no date, time of day or commit hash on a user page
+	go run ./hack/docscheck
+
 .PHONY: verify
-verify: generate manifests metricsdoc lint ## gofmt, go vet, golangci-lint and freshness of generated code
+verify: docscheck generate manifests metricsdoc lint ## docscheck, gofmt, go vet, golangci-lint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet -tags e2e ./...
 	@git diff --exit-code -- api config charts test/integration/gang/testdata docs/metrics.md || { echo "generated code is stale: run make generate manifests metricsdoc and commit"; exit 1; }
@@ -157,7 +164,7 @@ bench-scale: build ## one job of 1000, 3000 and 10,000 workers against the floor
 # Correctness under failures on the same simulated cluster: MPIJobs of mixed
 # sizes while the leader of two operator processes is killed again and
 # again, the API server restarts once, workers are deleted and evicted and
-# jobs suspended and resumed. It checks properties (docs/chaos.md) and exits
+# jobs suspended and resumed. It checks properties (docs/records/chaos.md) and exits
 # non-zero on a violation; -seed=N reproduces a run's plan and choices.
 CHAOS_RUN = trap hack/bench/down.sh EXIT && hack/bench/down.sh --purge && hack/bench/up.sh && go build -o $(BIN)/chaos ./test/chaos && \
 	$(BIN)/chaos -operator $(BIN)/mpi-operator

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: the README's "run the main job". From a bare machine it builds
+# make demo (README.md, docs/development.md). From a bare machine it builds
 # and starts the local cluster (cached after the first run), runs the pi
 # MPIJob with 2 workers, prints the launcher's output and the job's
 # conditions, and exits 0 only if the job succeeded.

@@ -9,7 +9,8 @@ import (
 // job; and Pod events of a large job come in the thousands while it
 // starts (scheduled, started, ready, for each worker). Reconciling on each
 // of them costs N·N: a 1000-worker job took 751 reconciles and 6.45 CPU
-// seconds (docs/benchmarks.md), though all but a few of those reconciles
+// seconds (docs/records/benchmarks-history.md, "Reconciles of a large job
+// spaced out"), though all but a few of those reconciles
 // found nothing to write. So Pod events wait, after a reconcile of their
 // job, cooldownPerWorker for each of its workers, and the events meanwhile
 // share one reconcile. A reconcile costs about 9 µs per worker, so a
@@ -25,7 +26,7 @@ const cooldownPerWorker = 100 * time.Microsecond
 // how its Pods go needs no prompt answer. The 10,000 Pods of a job with
 // cleanPodPolicy All took minutes to go after it Succeeded, and its
 // reconciles on their events, more than one a second, were a fifth of the
-// operator's CPU meanwhile (a CPU profile, docs/scale.md).
+// operator's CPU meanwhile (a CPU profile, docs/records/scale-history.md).
 const finishedCooldown = maxCoalescePeriod
 
 // cooldown remembers, per job, when its last reconcile ended and how many

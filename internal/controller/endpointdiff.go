@@ -18,7 +18,7 @@ import (
 // written for a large one: compared with equality.Semantic.DeepEqual, and
 // with each address named by a string built for it, the comparison was a
 // quarter of the operator's CPU while a 10,000-worker job started (a CPU
-// profile, docs/scale.md).
+// profile, docs/records/scale-history.md).
 func endpointChanges(live map[string]*discoveryv1.EndpointSlice, want []*discoveryv1.EndpointSlice) ([]*discoveryv1.EndpointSlice, bool) {
 	var changes []*discoveryv1.EndpointSlice
 	grows := true

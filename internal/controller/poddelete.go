@@ -21,7 +21,7 @@ type PodDeleter interface {
 // (v0.25) decodes the deleted Pod the answer carries and converts it
 // through JSON into an Unstructured that nothing here reads: a tenth of
 // the operator's CPU while a 3000-worker job was cleaned up
-// (docs/scale.md).
+// (docs/records/scale-history.md, "Deleting Pods without reading them back").
 type ClientsetPods struct{ Clientset kubernetes.Interface }
 
 // DeletePod implements PodDeleter.

@@ -8,7 +8,7 @@ import (
 	"github.com/mpi-operator/mpi-operator/internal/builder"
 )
 
-// Found by make chaos (test/chaos, docs/chaos.md): a worker Pod that is
+// Found by make chaos (test/chaos, docs/records/chaos.md): a worker Pod that is
 // gone before any reconcile saw it stopping is replaced, and the running
 // launcher keeps its attempt, now short of a rank. The Pod vanishes unseen
 // when it is force-deleted, when its kubelet stops it within the informer's

@@ -9,8 +9,11 @@ import (
 	"time"
 )
 
-// The part of docs/benchmarks.md that make bench rewrites; the prose
-// around it (before/after comparisons) is written by hand.
+// The part of docs/benchmarks.md (and docs/scale.md) that make bench
+// rewrites; the prose around it is written by hand. These are user pages,
+// which carry no dates, hosts or commits (make docscheck): the run's date
+// and host are printed instead, for the engineering records
+// (docs/records/benchmarks-history.md, docs/records/scale-history.md).
 const (
 	docsBegin = "<!-- begin: written by make bench -->"
 	docsEnd   = "<!-- end: written by make bench -->"
@@ -29,14 +32,18 @@ func updateDocs(path, command, plotFile, tables string) error {
 	}
 	var b strings.Builder
 	b.WriteString(docsBegin + "\n\n")
-	host, _ := os.Hostname()
-	fmt.Fprintf(&b, "Last run %s on %s (%d cores):\n\n    %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		host, runtime.NumCPU(), command)
+	fmt.Fprintf(&b, "Measured on a machine of %d cores with:\n\n    %s\n", runtime.NumCPU(), command)
 	if plotFile != "" {
 		fmt.Fprintf(&b, "\n![Startup of one MPIJob against the floor](%s)\n", plotFile)
 	}
 	b.WriteString(tables)
 	b.WriteString("\n" + docsEnd)
 	out := append(append(append([]byte{}, raw[:i]...), b.String()...), raw[j+len(docsEnd):]...)
-	return os.WriteFile(path, out, 0o644)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	fmt.Printf("wrote %s: run of %s on %s (%d cores); record it in docs/records/\n", path,
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU())
+	return nil
 }

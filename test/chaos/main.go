@@ -14,7 +14,7 @@
 //   - a restart's record names the backoffLimit its successor launcher Job
 //     got, and a job that succeeds lost no retry to a lost worker.
 //
-// docs/chaos.md defines each figure. Every loop is bounded in count and
+// docs/records/chaos.md defines each figure. Every loop is bounded in count and
 // time and the program stops by itself; it refuses a cluster that is not
 // on loopback. -seed reproduces the plan of jobs and the chaos's choices.
 package main
