@@ -115,6 +115,15 @@ kueue-down: ## stop Kueue and remove its queues and webhooks (cluster-down does 
 test-e2e: kueue-up ## real MPI jobs on the local cluster, some queued by Kueue
 	KUBECONFIG=$$(hack/cluster/kubeconfig.sh) E2E_REQUIRE_KUEUE=1 go test -count=1 -tags e2e -timeout 45m -v ./test/e2e/
 
+# A release: dist/ gets install.yaml, the packaged chart, the operator image
+# for linux/amd64 and linux/arm64 (ko, an OCI layout), the kubectl-mpi
+# archives with their checksums and the krew manifest. VERSION must be
+# internal/version's (make manifests stamps it everywhere else).
+VERSION ?= $(shell hack/version.sh)
+.PHONY: release
+release: ## dist/ for VERSION (default internal/version's): install.yaml, chart, image, kubectl-mpi, krew manifest
+	hack/release/release.sh $(VERSION)
+
 # Installs the operator into the current kubeconfig context (never done by
 # make demo, which uses its own cluster). IMG names an image your cluster
 # can pull (build/Dockerfile builds it); with the helm CLI on PATH the

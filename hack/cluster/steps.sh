@@ -185,14 +185,7 @@ control_plane() {
 # The registry keeps manifests in memory: after a start they are pushed
 # again, their blobs being on disk already.
 registry_up() {
-  local tool=$REPO/hack/imagetool
-  local key; key=$(cat "$tool/go.mod" "$tool/go.sum" "$tool"/registry/*.go | sha256sum | cut -c1-12)
-  local cache=${MPI_OPERATOR_CACHE:-$HOME/.cache/mpi-operator}/bin
-  local bin=$cache/registry-$key
-  if [ ! -x "$bin" ]; then
-    mkdir -p "$cache"
-    (cd "$tool" && go build -o "$bin.tmp" ./registry && mv "$bin.tmp" "$bin")
-  fi
+  local bin; bin=$("$REPO/hack/imagetool/registry-bin.sh")
   start registry "$bin" -addr "$MIRROR_ADDR" -dir "$DIR/registry"
   wait_for registry 30 curl -sf "http://$MIRROR_ADDR/v2/"
   step "upstream's images (built once from its Dockerfiles, ~10 min cold), pushed to $MIRROR_ADDR"
