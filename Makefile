@@ -5,6 +5,7 @@
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
+CRD_REF_DOCS := $(BIN)/crd-ref-docs
 
 .PHONY: all
 all: generate manifests metricsdoc build
@@ -14,6 +15,9 @@ $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 
 $(GOLANGCI_LINT): hack/tools/golangci-lint/go.mod
 	cd hack/tools/golangci-lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+$(CRD_REF_DOCS): hack/tools/crd-ref-docs/go.mod
+	cd hack/tools/crd-ref-docs && go build -o $@ github.com/elastic/crd-ref-docs
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## deepcopy functions of the API types
@@ -40,6 +44,14 @@ chart-sync:
 .PHONY: metricsdoc
 metricsdoc: ## docs/metrics.md from the registered metrics
 	go run ./hack/metricsdoc -out docs/metrics.md
+
+# docs/reference/api.md is crd-ref-docs' markdown with the templates of
+# hack/refdocs/templates: its own drop the CEL rules, which the CRD
+# enforces and users meet as rejections.
+.PHONY: refdocs
+refdocs: $(CRD_REF_DOCS) ## docs/reference/ from the API types, the binary's flags and the chart's values
+	$(CRD_REF_DOCS) --log-level ERROR --source-path api/v2beta1 --config hack/refdocs/crd-ref-docs.yaml \
+	  --renderer markdown --templates-dir hack/refdocs/templates --output-path docs/reference/api.md
 
 .PHONY: build
 build:
