@@ -8,7 +8,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint
 CRD_REF_DOCS := $(BIN)/crd-ref-docs
 
 .PHONY: all
-all: generate manifests metricsdoc build
+all: generate manifests metricsdoc refdocs build
 
 $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 	cd hack/tools/controller-gen && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -47,11 +47,14 @@ metricsdoc: ## docs/metrics.md from the registered metrics
 
 # docs/reference/api.md is crd-ref-docs' markdown with the templates of
 # hack/refdocs/templates: its own drop the CEL rules, which the CRD
-# enforces and users meet as rejections.
+# enforces and users meet as rejections. docs/reference/configuration.md
+# lists the flags the built binary prints for -help and the chart's values
+# with their comments (hack/refdocs).
 .PHONY: refdocs
 refdocs: $(CRD_REF_DOCS) ## docs/reference/ from the API types, the binary's flags and the chart's values
 	$(CRD_REF_DOCS) --log-level ERROR --source-path api/v2beta1 --config hack/refdocs/crd-ref-docs.yaml \
 	  --renderer markdown --templates-dir hack/refdocs/templates --output-path docs/reference/api.md
+	go run ./hack/refdocs -out docs/reference/configuration.md
 
 .PHONY: build
 build:
@@ -93,10 +96,10 @@ docscheck: ## no date, time of day or commit hash on a user page
 	go run ./hack/docscheck
 
 .PHONY: verify
-verify: docscheck generate manifests metricsdoc lint ## docscheck, gofmt, go vet, golangci-lint and freshness of generated code
+verify: docscheck generate manifests metricsdoc refdocs lint ## docscheck, gofmt, go vet, golangci-lint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet -tags e2e ./...
-	@git diff --exit-code -- api config charts test/integration/gang/testdata docs/metrics.md || { echo "generated code is stale: run make generate manifests metricsdoc and commit"; exit 1; }
+	@git diff --exit-code -- api config charts test/integration/gang/testdata docs/metrics.md docs/reference || { echo "generated code is stale: run make generate manifests metricsdoc refdocs and commit"; exit 1; }
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (v2, pinned in hack/tools/golangci-lint)
