@@ -6,6 +6,7 @@ BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 CRD_REF_DOCS := $(BIN)/crd-ref-docs
+ACTIONLINT := $(BIN)/actionlint
 
 .PHONY: all
 all: generate manifests metricsdoc refdocs build
@@ -18,6 +19,9 @@ $(GOLANGCI_LINT): hack/tools/golangci-lint/go.mod
 
 $(CRD_REF_DOCS): hack/tools/crd-ref-docs/go.mod
 	cd hack/tools/crd-ref-docs && go build -o $@ github.com/elastic/crd-ref-docs
+
+$(ACTIONLINT): hack/tools/actionlint/go.mod
+	cd hack/tools/actionlint && go build -o $@ github.com/rhysd/actionlint/cmd/actionlint
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## deepcopy functions of the API types
@@ -96,7 +100,7 @@ docscheck: ## no date, time of day or commit hash on a user page
 	go run ./hack/docscheck
 
 .PHONY: verify
-verify: docscheck generate manifests metricsdoc refdocs lint ## docscheck, gofmt, go vet, golangci-lint and freshness of generated code
+verify: docscheck generate manifests metricsdoc refdocs lint actionlint ## docscheck, gofmt, go vet, golangci-lint, actionlint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet -tags e2e ./...
 	@git diff --exit-code -- api config charts test/integration/gang/testdata docs/metrics.md docs/reference || { echo "generated code is stale: run make generate manifests metricsdoc refdocs and commit"; exit 1; }
@@ -104,6 +108,12 @@ verify: docscheck generate manifests metricsdoc refdocs lint ## docscheck, gofmt
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (v2, pinned in hack/tools/golangci-lint)
 	$(GOLANGCI_LINT) run ./...
+
+# actionlint also runs shellcheck on the workflows' run: scripts when
+# shellcheck is on PATH (apt-get install shellcheck); it skips them if not.
+.PHONY: actionlint
+actionlint: $(ACTIONLINT) ## lint .github/workflows (actionlint, pinned in hack/tools/actionlint)
+	$(ACTIONLINT)
 
 # A real single-node cluster on this machine (containerd, kubelet, CoreDNS,
 # control plane built from the Go module proxy), with the operator deployed.
