@@ -5,15 +5,23 @@
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
+CRD_REF_DOCS := $(BIN)/crd-ref-docs
+ACTIONLINT := $(BIN)/actionlint
 
 .PHONY: all
-all: generate manifests metricsdoc build
+all: generate manifests metricsdoc refdocs build
 
 $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 	cd hack/tools/controller-gen && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
 
 $(GOLANGCI_LINT): hack/tools/golangci-lint/go.mod
 	cd hack/tools/golangci-lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+$(CRD_REF_DOCS): hack/tools/crd-ref-docs/go.mod
+	cd hack/tools/crd-ref-docs && go build -o $@ github.com/elastic/crd-ref-docs
+
+$(ACTIONLINT): hack/tools/actionlint/go.mod
+	cd hack/tools/actionlint && go build -o $@ github.com/rhysd/actionlint/cmd/actionlint
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## deepcopy functions of the API types
@@ -40,6 +48,17 @@ chart-sync:
 .PHONY: metricsdoc
 metricsdoc: ## docs/metrics.md from the registered metrics
 	go run ./hack/metricsdoc -out docs/metrics.md
+
+# docs/reference/api.md is crd-ref-docs' markdown with the templates of
+# hack/refdocs/templates: its own drop the CEL rules, which the CRD
+# enforces and users meet as rejections. docs/reference/configuration.md
+# lists the flags the built binary prints for -help and the chart's values
+# with their comments (hack/refdocs).
+.PHONY: refdocs
+refdocs: $(CRD_REF_DOCS) ## docs/reference/ from the API types, the binary's flags and the chart's values
+	$(CRD_REF_DOCS) --log-level ERROR --source-path api/v2beta1 --config hack/refdocs/crd-ref-docs.yaml \
+	  --renderer markdown --templates-dir hack/refdocs/templates --output-path docs/reference/api.md
+	go run ./hack/refdocs -out docs/reference/configuration.md
 
 .PHONY: build
 build:
@@ -81,14 +100,20 @@ docscheck: ## no date, time of day or commit hash on a user page
 	go run ./hack/docscheck
 
 .PHONY: verify
-verify: docscheck generate manifests metricsdoc lint ## docscheck, gofmt, go vet, golangci-lint and freshness of generated code
+verify: docscheck generate manifests metricsdoc refdocs lint actionlint ## docscheck, gofmt, go vet, golangci-lint, actionlint and freshness of generated code
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	go vet -tags e2e ./...
-	@git diff --exit-code -- api config charts test/integration/gang/testdata docs/metrics.md || { echo "generated code is stale: run make generate manifests metricsdoc and commit"; exit 1; }
+	@git diff --exit-code -- api config charts test/integration/gang/testdata docs/metrics.md docs/reference || { echo "generated code is stale: run make generate manifests metricsdoc refdocs and commit"; exit 1; }
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (v2, pinned in hack/tools/golangci-lint)
 	$(GOLANGCI_LINT) run ./...
+
+# actionlint also runs shellcheck on the workflows' run: scripts when
+# shellcheck is on PATH (apt-get install shellcheck); it skips them if not.
+.PHONY: actionlint
+actionlint: $(ACTIONLINT) ## lint .github/workflows (actionlint, pinned in hack/tools/actionlint)
+	$(ACTIONLINT)
 
 # A real single-node cluster on this machine (containerd, kubelet, CoreDNS,
 # control plane built from the Go module proxy), with the operator deployed.

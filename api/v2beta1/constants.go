@@ -34,9 +34,12 @@ const (
 type CleanPodPolicy string
 
 const (
-	CleanPodPolicyNone    CleanPodPolicy = "None"
+	// CleanPodPolicyNone keeps every worker Pod.
+	CleanPodPolicyNone CleanPodPolicy = "None"
+	// CleanPodPolicyRunning deletes the worker Pods that have not finished.
 	CleanPodPolicyRunning CleanPodPolicy = "Running"
-	CleanPodPolicyAll     CleanPodPolicy = "All"
+	// CleanPodPolicyAll deletes every worker Pod.
+	CleanPodPolicyAll CleanPodPolicy = "All"
 )
 
 // RestartPolicy says what happens when a Pod of a role fails.

@@ -68,6 +68,7 @@ type MPIJobSpec struct {
 
 	// The replicas of the job, keyed by role: "Launcher" (exactly one) and
 	// "Worker" (zero or more).
+	// +required
 	// +kubebuilder:validation:MaxProperties=2
 	// +kubebuilder:validation:XValidation:rule="self.all(role, role == 'Launcher' || role == 'Worker')",message="spec.mpiReplicaSpecs may only have the keys Launcher and Worker"
 	// +kubebuilder:validation:XValidation:rule="has(self.Launcher)",message="spec.mpiReplicaSpecs.Launcher is required"
@@ -273,9 +274,11 @@ type ReplicaStatus struct {
 // JobCondition is one observed condition of a job.
 type JobCondition struct {
 	// Type of the condition.
+	// +required
 	Type JobConditionType `json:"type"`
 
 	// Status of the condition: True, False or Unknown.
+	// +required
 	// +kubebuilder:validation:Enum:=True;False;Unknown
 	Status corev1.ConditionStatus `json:"status"`
 
