@@ -151,7 +151,7 @@ release: ## dist/ for VERSION (default internal/version's): install.yaml, chart,
 
 # Installs the operator into the current kubeconfig context (never done by
 # make demo, which uses its own cluster). IMG names an image your cluster
-# can pull (build/Dockerfile builds it); with the helm CLI on PATH the
+# can pull (ko builds it: docs/install.md); with the helm CLI on PATH the
 # chart is installed as a release, else config/default with kubectl.
 IMG ?=
 .PHONY: deploy

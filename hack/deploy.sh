@@ -9,6 +9,8 @@
 #                   default: helm on PATH. With none, config/default is
 #                   applied with kubectl.
 #        HELM_ARGS  more arguments for helm upgrade --install (-f values.yaml)
+#        CHART      the chart: a packaged one (dist/mpi-operator-X.Y.Z.tgz)
+#                   or a folder (default charts/mpi-operator)
 #        KUBECTL    default kubectl
 #        NAMESPACE  default mpi-operator (helm only: config/default's is
 #                   mpi-operator; an overlay with namespace: moves it)
@@ -20,6 +22,7 @@ KUBECTL=${KUBECTL:-kubectl}
 HELM=${HELM:-$(command -v helm || true)}
 NAMESPACE=${NAMESPACE:-mpi-operator}
 RELEASE=mpi-operator
+CHART=${CHART:-$repo/charts/mpi-operator}
 
 install_helm() {
   local image=$1 args=()
@@ -28,11 +31,15 @@ install_helm() {
   fi
   # Helm installs crds/ on a first install only and never upgrades it:
   # the CRD is applied first, so a newer chart's schema reaches the API.
-  "$KUBECTL" apply --server-side --force-conflicts -f "$repo/charts/mpi-operator/crds/" >/dev/null
+  if [ -d "$CHART" ]; then
+    "$KUBECTL" apply --server-side --force-conflicts -f "$CHART/crds/" >/dev/null
+  else
+    tar -xzOf "$CHART" mpi-operator/crds/kubeflow.org_mpijobs.yaml | "$KUBECTL" apply --server-side --force-conflicts -f - >/dev/null
+  fi
   # --take-ownership adopts objects an earlier kubectl install made;
   # --force-conflicts takes their fields from kubectl's field manager.
   # shellcheck disable=SC2086 # HELM_ARGS is a list of arguments
-  "$HELM" upgrade --install "$RELEASE" "$repo/charts/mpi-operator" -n "$NAMESPACE" --create-namespace \
+  "$HELM" upgrade --install "$RELEASE" "$CHART" -n "$NAMESPACE" --create-namespace \
     --take-ownership --server-side=true --force-conflicts "${args[@]}" ${HELM_ARGS:-} >/dev/null
 }
 
@@ -56,7 +63,7 @@ install_kubectl() {
 case ${1:-} in
   install)
     if [ -n "$HELM" ]; then
-      echo ">> installing the chart charts/mpi-operator as release $RELEASE in namespace $NAMESPACE ($HELM)" >&2
+      echo ">> installing the chart ${CHART#"$repo"/} as release $RELEASE in namespace $NAMESPACE ($HELM)" >&2
       install_helm "${2:-}"
     else
       echo ">> installing config/default with $KUBECTL (no helm on PATH)" >&2

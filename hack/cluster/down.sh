@@ -35,6 +35,8 @@ awk -v d="$DIR/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while r
 done
 for ns in $(ip netns list 2>/dev/null | awk '/^cni-/ {print $1}'); do ip netns delete "$ns"; done
 ip link delete "$BRIDGE" 2>/dev/null
+dnat=(PREROUTING -i "$BRIDGE" -d "$KUBERNETES_SERVICE_IP" -p tcp --dport 443 -j DNAT --to-destination "$NODE_IP:6443")
+while iptables -t nat -D "${dnat[@]}" 2>/dev/null; do :; done
 if [ -f "$DIR/sysctls.saved" ]; then
   while IFS= read -r kv; do sysctl -q -w "$kv" >/dev/null; done < "$DIR/sysctls.saved"
   rm -f "$DIR/sysctls.saved"

@@ -11,6 +11,8 @@ POD_CIDR=10.244.0.0/16
 POD_SUBNET=10.244.0.0/24
 SERVICE_CIDR=10.96.0.0/16
 CLUSTER_DOMAIN=cluster.local
+# The first address of SERVICE_CIDR: the kubernetes Service, the API server.
+KUBERNETES_SERVICE_IP=10.96.0.1
 ETCD_PORT=${ETCD_PORT:-12379}
 ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
 # Health ports of controller-manager and scheduler (loopback); the

@@ -67,6 +67,11 @@ network() {
     ip addr add "$NODE_IP/24" dev "$BRIDGE"
   fi
   ip link set "$BRIDGE" up
+  # The one Service IP Pods use, the API server's (what kube-proxy would
+  # do for it; the cluster runs no kube-proxy): an operator installed from
+  # the release's manifests, unchanged, reaches the API server.
+  local dnat=(PREROUTING -i "$BRIDGE" -d "$KUBERNETES_SERVICE_IP" -p tcp --dport 443 -j DNAT --to-destination "$NODE_IP:6443")
+  iptables -t nat -C "${dnat[@]}" 2>/dev/null || iptables -t nat -A "${dnat[@]}"
   mkdir -p "$DIR/cni" "$DIR/cni-ipam"
   cat > "$DIR/cni/10-mpi-operator.conflist" <<EOF
 {
@@ -196,14 +201,19 @@ registry_up() {
 containerd_up() {
   node_vars "$1"
   local d=$N_DIR/containerd runc_root=""
-  mkdir -p "$d/certs.d/docker.io"
   [ "$1" = 1 ] || runc_root="Root = \"$N_DIR/runc\""
-  cat > "$d/certs.d/docker.io/hosts.toml" <<EOF
-server = "https://registry-1.docker.io"
+  # docker.io for upstream's images, ghcr.io for the operator's release.
+  local registry server
+  for registry in docker.io=https://registry-1.docker.io ghcr.io=https://ghcr.io; do
+    server=${registry#*=} registry=${registry%%=*}
+    mkdir -p "$d/certs.d/$registry"
+    cat > "$d/certs.d/$registry/hosts.toml" <<EOF
+server = "$server"
 
 [host."http://$MIRROR_ADDR"]
   capabilities = ["pull", "resolve"]
 EOF
+  done
   cat > "$d/config.toml.new" <<EOF
 version = 2
 root = "$d/root"
@@ -239,7 +249,7 @@ EOF
 # never pulled) into every node's containerd.
 import_images() {
   step "images (built once: Debian root filesystems and static Go binaries)"
-  local imgs; imgs=$("$REPO/hack/images/build.sh" pause operator "${CLUSTER_IMAGES[@]}")
+  local imgs; imgs=$("$REPO/hack/images/build.sh" pause "${CLUSTER_IMAGES[@]}")
   local n img
   for n in "${NODES[@]}"; do
     node_vars "$n"
@@ -394,20 +404,37 @@ forget_stopped_kueue() {
     -l mpi-operator.kubeflow.org/local-kueue --ignore-not-found >/dev/null
 }
 
-# deploy_operator installs the operator from the chart, as a user's
-# `helm install` would (hack/deploy.sh, also make deploy's), with the local
-# cluster's values (hack/cluster/operator-values.yaml).
+# deploy_operator installs the operator as a user installs a release:
+# make release's dist/ (hack/release/release.sh), its image pushed to the
+# mirror under the path ghcr.io would serve it at, and its packaged chart
+# installed with helm (hack/deploy.sh), with the local cluster's values
+# (hack/cluster/operator-values.yaml). Nodes forget an earlier build of the
+# same tag, so the release's image is the one pulled.
 deploy_operator() {
+  step "the release: dist/ (make release)"
+  REGISTRY=$MIRROR_ADDR "$REPO/hack/release/release.sh"
+  local image; image=$(cat "$REPO/dist/image.txt")
+  local tag=${image%@*} digest=${image#*@}
+  "$("$REPO/hack/release/tool.sh" crane)" push "$REPO/dist/image" "$MIRROR_ADDR/${tag#ghcr.io/}" >/dev/null 2>&1
+  local n changed=""
+  for n in "${NODES[@]}"; do
+    node_vars "$n"
+    local have; have=$(ctr_on "$N_SOCK" images ls | awk -v r="$tag" '$1 == r {print $3}')
+    if [ -n "$have" ] && [ "$have" != "$digest" ]; then
+      step "$N_NAME forgets its pull of an earlier $tag"
+      ctr_on "$N_SOCK" images rm "$tag" >/dev/null
+      changed=1
+    fi
+  done
   step "helm (built once from the Go module proxy, a few minutes cold)"
-  local helm
-  helm=$("$REPO/hack/build-helm.sh")
-  step "deploying the operator from charts/mpi-operator (CRD, RBAC, Deployment)"
-  HELM=$helm KUBECTL="$DIR/bin/kubectl" KUBECONFIG="$DIR/admin.conf" WAIT=0 \
+  local helm; helm=$("$REPO/hack/build-helm.sh")
+  local chart; chart=$(ls "$REPO"/dist/mpi-operator-*.tgz)
+  step "installing the release's chart $(basename "$chart") ($tag)"
+  HELM=$helm KUBECTL="$DIR/bin/kubectl" KUBECONFIG="$DIR/admin.conf" WAIT=0 CHART=$chart \
     HELM_ARGS="-f $REPO/hack/cluster/operator-values.yaml" "$REPO/hack/deploy.sh" install
-  # The image tag stays "e2e": a new build needs a new rollout.
   # A new kubelet has lost the old Pod's container, whatever its stale
-  # status says.
-  if [[ " ${IMPORTED[*]} " == *"/mpi-operator:"* ]] || [ -n "$KUBELET_STARTED" ]; then
+  # status says; a new build of the same tag needs a new rollout.
+  if [ -n "$changed" ] || [ -n "$KUBELET_STARTED" ]; then
     kctl -n mpi-operator rollout restart deployment/mpi-operator >/dev/null
   fi
   kctl -n mpi-operator rollout status deployment/mpi-operator --timeout=120s >&2

@@ -1,17 +1,16 @@
 #!/usr/bin/env bash
 # Builds the project's container images without a Docker engine or a
 # registry: Debian root filesystems from debootstrap (MPI images) or a
-# static Go binary (pause, operator), packed by hack/imagetool into image
+# static Go binary (pause), packed by hack/imagetool into image
 # tarballs that `ctr images import` takes.
 #
-# usage: hack/images/build.sh NAME...   NAME: openmpi openmpi5 mpich pause operator
+# usage: hack/images/build.sh NAME...   NAME: openmpi openmpi5 mpich pause
 # prints the tarball of each image on stdout; progress goes to stderr.
 # Tarballs are cached under ~/.cache/mpi-operator/images, keyed by a hash of
 # what they are built from, so a rebuild happens only when that changes.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
 cache=${MPI_OPERATOR_CACHE:-$HOME/.cache/mpi-operator}/images
 mkdir -p "$cache"
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -103,7 +102,6 @@ for name in "$@"; do
     mpich) mpi_image mpich trixie mpich,libmpich-dev,automake,openssh-server,openssh-client,gcc-14,libc6-dev "MPICH_CC=gcc-14 mpicc" ;;
     openmpi5) mpi_image openmpi5 trixie openmpi-bin,libopenmpi-dev,automake,openssh-server,openssh-client,gcc-14,libc6-dev "OMPI_CC=gcc-14 mpicc" ;;
     pause) go_image pause "$here/../imagetool" ./pause ;;
-    operator) go_image mpi-operator "$repo" ./cmd/mpi-operator -user 65532 ;;
     *) echo "unknown image $name" >&2; exit 2 ;;
   esac
 done

@@ -21,8 +21,9 @@ import (
 var piLine = regexp.MustCompile(`^rank (\d+) of 2 on (\S+)$`)
 
 // TestChartInstalledOperatorRunsPi: hack/cluster/up.sh installs the
-// operator as a Helm release of charts/mpi-operator (hack/deploy.sh with
-// hack/cluster/operator-values.yaml), and its leader runs the pi example
+// operator as a Helm release of the packaged chart make release wrote to
+// dist/ (hack/deploy.sh with hack/cluster/operator-values.yaml), its image
+// pulled by the release's name, and its leader runs the pi example
 // that make demo runs, its ranks on the two workers.
 func TestChartInstalledOperatorRunsPi(t *testing.T) {
 	ctx := context.Background()
@@ -41,8 +42,9 @@ func TestChartInstalledOperatorRunsPi(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := d.Labels["helm.sh/chart"]; got != wantChart {
-		t.Fatalf("the operator's Deployment has helm.sh/chart %q, want %q: not installed from charts/mpi-operator", got, wantChart)
+		t.Fatalf("the operator's Deployment has helm.sh/chart %q, want %q: not installed from the release's chart", got, wantChart)
 	}
+	expectReleaseImage(t, d)
 	// A release Secret: helm installed it, rather than kubectl applying
 	// helm template's output.
 	secrets := &corev1.SecretList{}
