@@ -412,7 +412,7 @@ forget_stopped_kueue() {
 # same tag, so the release's image is the one pulled.
 deploy_operator() {
   step "the release: dist/ (make release)"
-  REGISTRY=$MIRROR_ADDR "$REPO/hack/release/release.sh"
+  "$REPO/hack/release/release.sh"
   local image; image=$(cat "$REPO/dist/image.txt")
   local tag=${image%@*} digest=${image#*@}
   "$("$REPO/hack/release/tool.sh" crane)" push "$REPO/dist/image" "$MIRROR_ADDR/${tag#ghcr.io/}" >/dev/null 2>&1

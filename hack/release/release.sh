@@ -10,9 +10,7 @@
 #   mpi.yaml                          the krew manifest, with the archives' sha256
 #
 # usage: hack/release/release.sh [VERSION]   VERSION must be internal/version's
-# env:   REGISTRY  a plain-http registry (host:port) for the image's base;
-#                  default: one started on loopback for the build
-#        DIST      output folder (default dist)
+# env:   DIST      output folder (default dist)
 # The image is built by ko from a base pinned by digest (hack/release/base.sh);
 # building twice gives the same digest.
 set -euo pipefail
@@ -50,13 +48,14 @@ helm=$(hack/build-helm.sh)
 "$helm" package charts/mpi-operator -d "$DIST" >/dev/null
 
 log "operator image (ko, linux/amd64 + linux/arm64)"
-if [ -z "${REGISTRY:-}" ]; then
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  REGISTRY=127.0.0.1:$port
-  "$(hack/imagetool/registry-bin.sh)" -addr "$REGISTRY" -dir "$work/registry" > "$work/registry.log" 2>&1 &
-  registry_pid=$!
-  for _ in $(seq 50); do curl -sf "http://$REGISTRY/v2/" >/dev/null && break; sleep 0.1; done
-fi
+# The base is served from a registry of the build's own, always at the same
+# name: ko records the base's name in the image (an annotation), so another
+# name would give another digest.
+REGISTRY=localhost:15080
+curl -sf "http://$REGISTRY/v2/" >/dev/null 2>&1 && { echo "something already listens on $REGISTRY: another make release?" >&2; exit 1; }
+"$(hack/imagetool/registry-bin.sh)" -addr 127.0.0.1:15080 -dir "$work/registry" > "$work/registry.log" 2>&1 &
+registry_pid=$!
+for _ in $(seq 50); do curl -sf "http://$REGISTRY/v2/" >/dev/null && break; sleep 0.1; done
 base=$(hack/release/base.sh "$REGISTRY")
 ko=$(hack/release/tool.sh ko)
 # ko pushes nothing here: the layout under dist/ is what a release
