@@ -2,20 +2,20 @@
 # Builds kubeflow/mpi-operator's own images from its own Dockerfiles, as its
 # Makefile does (test_images: base, then openmpi, openmpi-builder, mpich,
 # mpich-builder with BASE_LABEL, then the pi example), without Docker:
-# hack/imagetool/imagebuild executes the Dockerfiles, FROM debian:trixie
-# being a debootstrap minbase root filesystem. The Dockerfiles come from
-# upstream's module in the Go module cache.
+# buildah (Debian's) runs the Dockerfiles in chroot isolation, FROM
+# debian:trixie being a debootstrap minbase root filesystem loaded into its
+# storage. The Dockerfiles come from upstream's module in the Go module
+# cache.
 #
 # usage: hack/images/upstream.sh [--push HOST:PORT]
-# prints the OCI image layout that holds the images on stdout (progress
-# on stderr); with --push, pushes them to that plain-http registry under
-# their Docker Hub paths (mpioperator/mpi-pi:openmpi, ...).
-# The layout is cached under ~/.cache/mpi-operator/images, keyed by a hash
+# prints buildah's storage that holds the images on stdout (progress on
+# stderr); with --push, pushes them to that plain-http registry under their
+# Docker Hub paths (mpioperator/mpi-pi:openmpi, ...).
+# The storage is cached under ~/.cache/mpi-operator/images, keyed by a hash
 # of everything it is built from.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-tool=$here/../imagetool
 cache=${MPI_OPERATOR_CACHE:-$HOME/.cache/mpi-operator}
 mkdir -p "$cache/images" "$cache/bin"
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -44,12 +44,8 @@ if [ "${1:-}" = --push ]; then push=$2; fi
 upstream=$(cd "$here" && go mod download -json "github.com/kubeflow/mpi-operator@$UPSTREAM_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
 [ -d "$upstream/build/base" ] || { echo "upstream module not found ($upstream)" >&2; exit 1; }
 
-# imagebuild, rebuilt when its sources change.
-tool_key=$(cat "$tool/go.mod" "$tool/go.sum" "$tool"/imagebuild/*.go | sha256sum | cut -c1-12)
-imagebuild=$cache/bin/imagebuild-$tool_key
-if [ ! -x "$imagebuild" ]; then
-  (cd "$tool" && go build -o "$imagebuild.tmp" ./imagebuild && mv "$imagebuild.tmp" "$imagebuild")
-fi
+command -v buildah >/dev/null || { log "installing buildah from Debian"; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq buildah >&2; }
+tool_key=$(buildah --version | cut -d' ' -f3)
 
 # debian:trixie as Docker Hub's is: debootstrap minbase, plus what the
 # official image's build (debuerreotype) adds so that apt in a container
@@ -100,15 +96,28 @@ base=$(debian_rootfs trixie)
 key=$( { echo "$tool_key $base $BASE_LABEL ${IMAGES[*]}"; cat "$0";
          cd "$upstream" && find build/base examples/v2beta1/pi -type f | sort | xargs cat; } | sha256sum | cut -c1-12)
 store=$cache/images/upstream-$UPSTREAM_VERSION-$key
+bh() { buildah --root "$store/root" --runroot "$store/run" --storage-driver overlay "$@"; }
 if [ ! -f "$store/.done" ]; then
-  rm -rf "$store"
+  [ ! -d "$store" ] || { bh rm --all >/dev/null 2>&1 || true; rm -rf "$store" 2>/dev/null || umount -R "$store" 2>/dev/null; rm -rf "$store"; }
   start=$SECONDS
+  work=$(mktemp -d "${TMPDIR:-/tmp}/upstream-images.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  # debian:trixie, as Docker Hub would serve it, from the root filesystem.
+  "$("$here/../release/tool.sh" crane)" append --oci-empty-base -f "$base" -t debian:trixie -o "$work/debian.tar" 2>/dev/null
+  bh pull -q "docker-archive:$work/debian.tar" >/dev/null
+  bh tag localhost/debian:trixie docker.io/library/debian:trixie
+  # The module cache keeps files read-only and without execute bits (a
+  # module zip has no modes): the contexts get git's modes back, 0644, and
+  # 0755 for scripts, as a clone of upstream's repository has them.
+  cp -r "$upstream/build" "$upstream/examples" "$work/"
+  find "$work/build" "$work/examples" -type d -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
+  grep -rl '^#!' "$work/build" "$work/examples" | xargs -r chmod 0755
   for spec in "${IMAGES[@]}"; do
     read -r ref dir file <<< "$spec"
     log "building $ref from upstream's $dir/$file"
     s=$SECONDS
-    "$imagebuild" build -store "$store" -base "debian:trixie=$base" -context "$upstream/$dir" -f "$upstream/$dir/$file" \
-      -t "$ref" -build-arg "BASE_LABEL=$BASE_LABEL" -build-arg port=2222 >&2
+    bh build -q --isolation chroot --pull=false --layers=false -t "$ref" -f "$work/$dir/$file" \
+      --build-arg "BASE_LABEL=$BASE_LABEL" --build-arg port=2222 "$work/$dir" >&2
     log "built $ref in $((SECONDS - s))s"
   done
   touch "$store/.done"
@@ -116,8 +125,9 @@ if [ ! -f "$store/.done" ]; then
 fi
 
 if [ -n "$push" ]; then
-  refs=()
-  for spec in "${IMAGES[@]}"; do refs+=("${spec%% *}"); done
-  "$imagebuild" push -store "$store" -registry "$push" "${refs[@]}" >&2
+  for spec in "${IMAGES[@]}"; do
+    ref=${spec%% *}
+    bh push -q --tls-verify=false "$ref" "docker://$push/$ref" >&2
+  done
 fi
 echo "$store"
