@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/version"
@@ -37,7 +39,15 @@ func TestReleaseManifestRunsUpstreamPi(t *testing.T) {
 		t.Fatalf("no release to install (make release writes dist/; hack/cluster/up.sh runs it): %v", err)
 	}
 	run(t, helmBinary(t), "uninstall", "mpi-operator", "-n", operatorNamespace, "--wait")
-	t.Cleanup(func() { reinstallChart(t) })
+	objects := withoutKinds(t, manifest, "Namespace", "CustomResourceDefinition")
+	t.Cleanup(func() {
+		// What install.yaml made goes before the chart comes back: fields
+		// kubectl's apply owns (the CPU request the local values drop)
+		// would outlive Helm's apply. The Namespace and the CRD (and so
+		// every MPIJob) stay.
+		run(t, kubectlBinary(t), "delete", "--wait", "-f", objects)
+		reinstallChart(t)
+	})
 	run(t, kubectlBinary(t), "apply", "--server-side", "-f", manifest)
 	// The local cluster's two nodes have 2 CPUs each and pi.yaml asks 3 x 1
 	// CPU: with a replica's 100m on each node, no node has room for two of
@@ -134,4 +144,29 @@ func helmBinary(t *testing.T) string {
 		t.Fatalf("hack/build-helm.sh: %v", err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// withoutKinds writes the manifest's documents but those of the given
+// kinds to a file of the test's, and returns its path.
+func withoutKinds(t *testing.T, manifest string, kinds ...string) string {
+	t.Helper()
+	raw, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatal(err)
+		}
+		if meta.Kind != "" && !slices.Contains(kinds, meta.Kind) {
+			kept = append(kept, doc)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "install-objects.yaml")
+	if err := os.WriteFile(out, []byte(strings.Join(kept, "\n---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
