@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -16,10 +17,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -34,7 +39,7 @@ import (
 const examplesDir = "../../examples/v2beta1"
 
 // exampleTests names the test that applies each file of examplesDir.
-// TestEveryExampleIsApplied fails on a file missing here; a test reads
+// TestExamplesAreAllAppliedByTests fails on a file missing here; a test reads
 // only its own files (readExample) and fails unless it read all of them.
 var exampleTests = map[string]string{
 	"pi/pi.yaml":            "TestExamplePi",
@@ -48,9 +53,9 @@ var exampleTests = map[string]string{
 	"gang/pi.yaml":          "TestExampleGang",
 }
 
-// TestEveryExampleIsApplied: every file under examples/v2beta1 is one that
-// a test applies, and every file the table names exists.
-func TestEveryExampleIsApplied(t *testing.T) {
+// TestExamplesAreAllAppliedByTests: every file under examples/v2beta1 is
+// one that a test applies, and every file the table names exists.
+func TestExamplesAreAllAppliedByTests(t *testing.T) {
 	found := map[string]bool{}
 	err := filepath.WalkDir(examplesDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -152,11 +157,12 @@ func applyExample(t *testing.T, ns, rel string) []*kubeflow.MPIJob {
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 			obj.SetNamespace(ns)
 		}
+		if obj.GetNamespace() == "" {
+			createClusterScoped(t, obj)
+			continue
+		}
 		if err := k8s.Create(context.Background(), obj); err != nil {
 			t.Fatalf("%s: creating %s %s: %v", rel, obj.GetKind(), obj.GetName(), err)
-		}
-		if obj.GetNamespace() == "" {
-			t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
 		}
 	}
 	return jobs
@@ -171,4 +177,29 @@ func exampleJob(t *testing.T, rel string) *kubeflow.MPIJob {
 		t.Fatalf("%s holds %d MPIJobs, want 1", rel, len(jobs))
 	}
 	return jobs[0]
+}
+
+// createClusterScoped creates an example's cluster-scoped object, whose
+// name is the example's and so the same in every run, and deletes it when
+// the test ends. One that an earlier run deleted may still be going (Kueue
+// keeps a ClusterQueue until its Workloads, in that run's namespace, are
+// gone): it waits for it. One not being deleted is someone else's.
+func createClusterScoped(t *testing.T, obj *unstructured.Unstructured) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := k8s.Create(ctx, obj.DeepCopy())
+		if !apierrors.IsAlreadyExists(err) {
+			return true, err
+		}
+		old := &unstructured.Unstructured{}
+		old.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), old); err == nil && old.GetDeletionTimestamp() == nil {
+			return false, fmt.Errorf("%s %s already exists, not being deleted", obj.GetKind(), obj.GetName())
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
 }
