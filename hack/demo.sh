@@ -7,6 +7,7 @@
 # job succeeded.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# One local image, for up.sh's DNS check; pi.yaml pulls upstream's.
 export MPI_IMAGES=${MPI_IMAGES:-openmpi}
 # shellcheck source=hack/cluster/lib.sh
 . "$here/cluster/lib.sh"
