@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -132,7 +131,7 @@ func watchFirst(t *testing.T, start func(context.Context) (watch.Interface, erro
 	w, err := start(ctx)
 	if err != nil {
 		cancel()
-		t.Fatal(fmt.Errorf("starting a watch: %w", err))
+		t.Fatalf("starting a watch: %v", err)
 	}
 	first := make(chan any, 1)
 	go func() {
