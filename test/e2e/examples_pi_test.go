@@ -3,7 +3,13 @@
 package e2e
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
@@ -65,4 +71,37 @@ func expectSucceeded(t *testing.T, job *kubeflow.MPIJob) string {
 	}
 	t.Logf("launcher output:\n%s", out)
 	return out
+}
+
+// TestExamplesAreUpstreamsWithTheUpstreamTestsEdits: the root and
+// hostNetwork examples are upstream's pi.yaml and pi-mpich.yaml with the
+// edits TestUpstreamPiExamples makes to them (asRoot, onHostNetwork), so
+// that the two tests run the same jobs and neither drifts alone.
+func TestExamplesAreUpstreamsWithTheUpstreamTestsEdits(t *testing.T) {
+	for _, tc := range []struct {
+		example, upstream string
+		edit              func(map[string]any)
+	}{
+		{"pi/pi-root.yaml", "pi.yaml", asRoot},
+		{"pi/pi-mpich-root.yaml", "pi-mpich.yaml", asRoot},
+		{"hostnetwork/pi.yaml", "pi.yaml", onHostNetwork},
+	} {
+		t.Run(tc.example, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(examplesDir, tc.example))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours := &kubeflow.MPIJob{}
+			if err := yaml.UnmarshalStrict(raw, ours); err != nil {
+				t.Fatal(err)
+			}
+			theirs := &kubeflow.MPIJob{}
+			if err := json.Unmarshal(edited(t, upstreamFile(t, "examples/v2beta1/pi/"+tc.upstream), tc.edit), theirs); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(theirs, ours); diff != "" {
+				t.Errorf("examples/v2beta1/%s is not upstream's %s as TestUpstreamPiExamples edits it (-upstream's edited +ours):\n%s", tc.example, tc.upstream, diff)
+			}
+		})
+	}
 }
