@@ -5,8 +5,7 @@ package e2e
 import (
 	"context"
 	"os"
-	"regexp"
-	"strings"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,9 +15,6 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
-
-// piLine is a line of /opt/mpi/pi's output (examples/local/pi.yaml).
-var piLine = regexp.MustCompile(`^rank (\d+) of 2 on (\S+)$`)
 
 // TestChartInstalledOperatorRunsPi: hack/cluster/up.sh installs the
 // operator as a Helm release of the packaged chart make release wrote to
@@ -66,7 +62,7 @@ func TestChartInstalledOperatorRunsPi(t *testing.T) {
 	}
 	t.Logf("leader %s of the release's Deployment (%s, image %s)", leader, wantChart, pod.Spec.Containers[0].Image)
 
-	doc, err := os.ReadFile("../../examples/local/pi.yaml")
+	doc, err := os.ReadFile("../../examples/v2beta1/pi/pi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +72,9 @@ func TestChartInstalledOperatorRunsPi(t *testing.T) {
 	if !isTrue(got, kubeflow.JobSucceeded) {
 		t.Fatalf("pi did not succeed: %+v\nlauncher output:\n%s", condition(got, kubeflow.JobFailed), out)
 	}
-	hosts := map[string]bool{}
-	for _, line := range strings.Split(out, "\n") {
-		if m := piLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			hosts[m[2]] = true
-		}
-	}
-	if !hosts["pi-worker-0"] || !hosts["pi-worker-1"] || len(hosts) != 2 || !strings.Contains(out, "pi is approximately 3.14") {
-		t.Errorf("want one rank on each of pi-worker-0 and pi-worker-1 and pi, got ranks on %v:\n%s", hosts, out)
-	}
 	t.Logf("launcher output:\n%s", out)
+	hosts := piRanks(t, out)
+	if got := []string{hosts[0], hosts[1]}; !slices.Contains(got, "pi-worker-0") || !slices.Contains(got, "pi-worker-1") {
+		t.Errorf("ranks ran on %v, want one on each of pi-worker-0 and pi-worker-1", got)
+	}
 }

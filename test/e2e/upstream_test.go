@@ -76,7 +76,7 @@ func replicaSpecs(job map[string]any, f func(role string, pod, container map[str
 // asRoot is what running upstream's images as root takes: no
 // securityContext, the keys in /root/.ssh, the image's own sshd
 // configuration (/etc/ssh/sshd_config: port 2222, host keys of the
-// image) and Open MPI's consent to run as root.
+// image) and Open MPI's consent to run as root (MPICH asks for none).
 func asRoot(job map[string]any) {
 	job["spec"].(map[string]any)["sshAuthMountPath"] = "/root/.ssh"
 	replicaSpecs(job, func(role string, _, c map[string]any) {
@@ -89,7 +89,7 @@ func asRoot(job map[string]any) {
 				}
 			}
 		}
-		if role == "Launcher" {
+		if role == "Launcher" && job["spec"].(map[string]any)["mpiImplementation"] != string(kubeflow.MPIImplementationMPICH) {
 			c["env"] = []any{
 				map[string]any{"name": "OMPI_ALLOW_RUN_AS_ROOT", "value": "1"},
 				map[string]any{"name": "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "value": "1"},

@@ -1,9 +1,13 @@
 package integration
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -332,50 +336,96 @@ func TestUpstreamExamplesAreAccepted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ns := newNamespace(t)
-			ctx := context.Background()
-			obj := decodeManifest(t, string(raw))
-			obj.SetNamespace(ns)
-			original := obj.DeepCopy()
-			if err := k8s.Create(ctx, obj); err != nil {
-				t.Fatalf("the server refused upstream's example: %v", err)
-			}
-
-			got := &unstructured.Unstructured{}
-			got.SetGroupVersionKind(kubeflow.GroupVersion.WithKind(kubeflow.Kind))
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: obj.GetName()}, got); err != nil {
-				t.Fatal(err)
-			}
-			for _, d := range []struct {
-				path []string
-				want any
-			}{
-				{[]string{"launcherCreationPolicy"}, "AtStartup"},
-				{[]string{"runPolicy", "suspend"}, false},
-				{[]string{"runLauncherAsWorker"}, false},
-			} {
-				v, found, err := unstructured.NestedFieldNoCopy(got.Object, append([]string{"spec"}, d.path...)...)
-				if err != nil || !found || v != d.want {
-					t.Errorf("spec.%s: got %v (found %t, err %v), want the CRD default %v",
-						strings.Join(d.path, "."), v, found, err, d.want)
-				}
-			}
-
-			// Every field the manifest set must come back as it was: restrict
-			// the stored spec to the manifest's keys (dropping only what
-			// defaulting added) and compare. A pruned field shows up as
-			// missing in the diff.
-			want := dropNulls(original.Object["spec"]).(map[string]any)
-			stored, ok := got.Object["spec"].(map[string]any)
-			if !ok {
-				t.Fatalf("stored object has no spec: %v", got.Object)
-			}
-			for _, key := range slices.Sorted(maps.Keys(want)) {
-				if diff := cmp.Diff(want[key], restrictTo(want[key], stored[key])); diff != "" {
-					t.Errorf("spec.%s did not survive the round trip (-manifest +stored):\n%s", key, diff)
-				}
-			}
+			expectAcceptedAsWritten(t, raw)
 		})
+	}
+}
+
+// TestOurExamplesAreAccepted does the same for every MPIJob of this
+// repository's examples/v2beta1: the e2e tests run them on a cluster, this
+// checks without one that no field they set is pruned. Documents of other
+// kinds (Kueue's queues) are skipped; any other file without an MPIJob
+// fails.
+func TestOurExamplesAreAccepted(t *testing.T) {
+	examples, err := filepath.Glob(filepath.Join("..", "..", "examples", "v2beta1", "*", "*.yaml"))
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("our examples: %v, %v", examples, err)
+	}
+	for _, path := range examples {
+		rel, _ := filepath.Rel(filepath.Join("..", "..", "examples", "v2beta1"), path)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+		jobs := 0
+		for {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", rel, err)
+			}
+			if decodeManifest(t, string(doc)).GetKind() != kubeflow.Kind {
+				continue
+			}
+			jobs++
+			t.Run(filepath.ToSlash(rel), func(t *testing.T) { expectAcceptedAsWritten(t, doc) })
+		}
+		if jobs == 0 && !strings.HasSuffix(rel, "queues.yaml") {
+			t.Errorf("%s holds no MPIJob", rel)
+		}
+	}
+}
+
+// expectAcceptedAsWritten creates the MPIJob manifest in a new namespace
+// and checks that the API server stored every field it set (none pruned)
+// and filled in upstream's defaults.
+func expectAcceptedAsWritten(t *testing.T, raw []byte) {
+	t.Helper()
+	ns := newNamespace(t)
+	ctx := context.Background()
+	obj := decodeManifest(t, string(raw))
+	obj.SetNamespace(ns)
+	original := obj.DeepCopy()
+	if err := k8s.Create(ctx, obj); err != nil {
+		t.Fatalf("the server refused the example: %v", err)
+	}
+
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(kubeflow.GroupVersion.WithKind(kubeflow.Kind))
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: obj.GetName()}, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		path []string
+		want any
+	}{
+		{[]string{"launcherCreationPolicy"}, "AtStartup"},
+		{[]string{"runPolicy", "suspend"}, false},
+		{[]string{"runLauncherAsWorker"}, false},
+	} {
+		v, found, err := unstructured.NestedFieldNoCopy(got.Object, append([]string{"spec"}, d.path...)...)
+		if err != nil || !found || v != d.want {
+			t.Errorf("spec.%s: got %v (found %t, err %v), want the CRD default %v",
+				strings.Join(d.path, "."), v, found, err, d.want)
+		}
+	}
+
+	// Every field the manifest set must come back as it was: restrict
+	// the stored spec to the manifest's keys (dropping only what
+	// defaulting added) and compare. A pruned field shows up as
+	// missing in the diff.
+	want := dropNulls(original.Object["spec"]).(map[string]any)
+	stored, ok := got.Object["spec"].(map[string]any)
+	if !ok {
+		t.Fatalf("stored object has no spec: %v", got.Object)
+	}
+	for _, key := range slices.Sorted(maps.Keys(want)) {
+		if diff := cmp.Diff(want[key], restrictTo(want[key], stored[key])); diff != "" {
+			t.Errorf("spec.%s did not survive the round trip (-manifest +stored):\n%s", key, diff)
+		}
 	}
 }
 
