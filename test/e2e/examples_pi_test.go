@@ -75,8 +75,9 @@ func expectSucceeded(t *testing.T, job *kubeflow.MPIJob) string {
 
 // TestExamplesAreUpstreamsWithTheUpstreamTestsEdits: the root and
 // hostNetwork examples are upstream's pi.yaml and pi-mpich.yaml with the
-// edits TestUpstreamPiExamples makes to them (asRoot, onHostNetwork), so
-// that the two tests run the same jobs and neither drifts alone.
+// edits asRoot and onHostNetwork make, read from upstream's module, so
+// that what TestExamplePi and TestExampleHostNetwork run stays upstream's
+// (the non-root examples are its files byte for byte, test/upstream).
 func TestExamplesAreUpstreamsWithTheUpstreamTestsEdits(t *testing.T) {
 	for _, tc := range []struct {
 		example, upstream string
@@ -100,7 +101,7 @@ func TestExamplesAreUpstreamsWithTheUpstreamTestsEdits(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(theirs, ours); diff != "" {
-				t.Errorf("examples/v2beta1/%s is not upstream's %s as TestUpstreamPiExamples edits it (-upstream's edited +ours):\n%s", tc.example, tc.upstream, diff)
+				t.Errorf("examples/v2beta1/%s is not upstream's %s as asRoot or onHostNetwork edits it (-upstream's edited +ours):\n%s", tc.example, tc.upstream, diff)
 			}
 		})
 	}

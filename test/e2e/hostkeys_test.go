@@ -28,7 +28,7 @@ func impostorSSHD(sshdArgs ...string) []string {
 // TestImpostorWorkerIsRefused: a worker whose sshd presents another host
 // key than the job's is refused by ssh, for every image and user of the
 // matrix, so host-key checking is really on wherever TestRanksRunOnTheirWorkers
-// and TestUpstreamPiExamples run. (With checking off, ssh would log in and
+// and TestExamplePi run. (With checking off, ssh would log in and
 // the job would succeed.)
 func TestImpostorWorkerIsRefused(t *testing.T) {
 	for _, img := range []image{openMPI4, openMPI5, mpich} {

@@ -138,60 +138,6 @@ var (
 	workerHost = regexp.MustCompile(`^pi-worker-\d+$`)
 )
 
-// TestUpstreamPiExamples runs upstream's examples/v2beta1/pi manifests,
-// byte for byte, with upstream's images built from upstream's Dockerfiles
-// and pulled from the cluster's docker.io mirror; then as root and with
-// hostNetwork. Each job needs 3 CPUs (limits of 1 CPU per Pod), more than
-// one node has: its Pods span both nodes. The jobs run one at a time, before
-// the parallel tests: two of them side by side could each hold half their
-// CPUs and wait forever for the rest.
-func TestUpstreamPiExamples(t *testing.T) {
-	for _, tc := range []struct {
-		name, file  string
-		edit        func(map[string]any)
-		hostNetwork bool
-	}{
-		{name: "openmpi", file: "pi.yaml"},
-		{name: "mpich", file: "pi-mpich.yaml"},
-		{name: "openmpi/root", file: "pi.yaml", edit: asRoot},
-		{name: "mpich/root", file: "pi-mpich.yaml", edit: asRoot},
-		{name: "openmpi/hostNetwork", file: "pi.yaml", edit: onHostNetwork, hostNetwork: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			doc := upstreamFile(t, "examples/v2beta1/pi/"+tc.file)
-			ns := newNamespace(t)
-			var job *kubeflow.MPIJob
-			if tc.edit == nil {
-				job = createRaw(t, ns, doc, "application/yaml")
-			} else {
-				job = createRaw(t, ns, edited(t, doc, tc.edit), "application/json")
-			}
-			got := waitFinished(t, job)
-			out := launcherLogs(t, job)
-			if !isTrue(got, kubeflow.JobSucceeded) {
-				t.Fatalf("job did not succeed: %+v\nlauncher output:\n%s", condition(got, kubeflow.JobFailed), out)
-			}
-			t.Logf("launcher output:\n%s", out)
-			hosts := piRanks(t, out)
-			if !tc.hostNetwork {
-				for r, h := range hosts {
-					if !workerHost.MatchString(h) {
-						t.Errorf("rank %d ran on %q, not on a worker", r, h)
-					}
-				}
-				if hosts[0] == hosts[1] {
-					t.Errorf("both ranks ran on %s", hosts[0])
-				}
-			} else {
-				expectSSHLogin(t, job)
-			}
-			expectHostKeysChecked(t, job)
-			expectPulledFromMirror(t, job)
-			expectOnBothNodes(t, job)
-		})
-	}
-}
-
 // piRanks checks pi.cc's output for 2 ranks and a value of pi, and
 // returns the host of each rank.
 func piRanks(t *testing.T, out string) map[int]string {
