@@ -5,15 +5,12 @@ package e2e
 import (
 	"context"
 	"testing"
-	"time"
 
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpi-operator/mpi-operator/internal/gang"
 )
@@ -26,19 +23,7 @@ func TestExampleKueue(t *testing.T) {
 	exampleTest(t)
 	ns := newNamespace(t)
 	applyExample(t, ns, "kueue/queues.yaml")
-	// A mistake in the queue's spec shows here, not as a job that never
-	// starts.
-	cq := kueueObject("ClusterQueue", "", "cluster-queue", map[string]any{})
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), cq); err != nil {
-			return false, nil
-		}
-		status, _, _ := kueueCondition(cq, "Active")
-		return status == "True", nil
-	})
-	if err != nil {
-		t.Fatalf("the example's ClusterQueue never Active: %v; status %v", err, cq.Object["status"])
-	}
+	waitClusterQueueActive(t, kueueObject("ClusterQueue", "", "cluster-queue", map[string]any{}))
 
 	jobs := applyExample(t, ns, "kueue/pi.yaml")
 	if len(jobs) != 1 {

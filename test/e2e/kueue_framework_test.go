@@ -107,18 +107,7 @@ func newKueueQueue(t *testing.T, ns string, quota resource.Quantity, flavorSpec 
 	}})
 	createKueueObject(t, cq)
 	createKueueObject(t, kueueObject("LocalQueue", ns, "queue", map[string]any{"spec": map[string]any{"clusterQueue": ns}}))
-	// A mistake in the queue's spec shows here, not as a job that never
-	// starts.
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), cq); err != nil {
-			return false, nil
-		}
-		status, _, _ := kueueCondition(cq, "Active")
-		return status == "True", nil
-	})
-	if err != nil {
-		t.Fatalf("ClusterQueue %s never Active: %v; status %v", ns, err, cq.Object["status"])
-	}
+	waitClusterQueueActive(t, cq)
 	return "queue"
 }
 
@@ -226,4 +215,21 @@ func jobPods(ctx context.Context, job *kubeflow.MPIJob) ([]corev1.Pod, error) {
 		return nil, fmt.Errorf("listing the Pods of %s: %w", job.Name, err)
 	}
 	return pods.Items, nil
+}
+
+// waitClusterQueueActive waits until Kueue calls the ClusterQueue Active:
+// a mistake in the queue's spec shows here, not as a job that never
+// starts.
+func waitClusterQueueActive(t *testing.T, cq *unstructured.Unstructured) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), cq); err != nil {
+			return false, nil
+		}
+		status, _, _ := kueueCondition(cq, "Active")
+		return status == "True", nil
+	})
+	if err != nil {
+		t.Fatalf("ClusterQueue %s never Active: %v; status %v", cq.GetName(), err, cq.Object["status"])
+	}
 }
