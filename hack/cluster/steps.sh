@@ -258,7 +258,6 @@ import_images() {
       local digest; digest=$(tar -xOf "$img" manifest.json | sha256sum | cut -c1-16)
       if [ "$(cat "$N_DIR/images/$(basename "$ref")" 2>/dev/null)" != "$digest" ] || ! ctr_on "$N_SOCK" images ls -q | grep -qx "$ref"; then
         step "importing $ref into $N_NAME"
-        IMPORTED+=("$ref")
         ctr_on "$N_SOCK" images import "$img" >/dev/null
         mkdir -p "$N_DIR/images"
         echo "$digest" > "$N_DIR/images/$(basename "$ref")"

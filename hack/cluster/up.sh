@@ -18,7 +18,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=hack/cluster/steps.sh
 . "$here/steps.sh"
 
-IMPORTED=()
 UPSTREAM_STORE=""
 KUBELET_STARTED=""
 

@@ -98,7 +98,10 @@ key=$( { echo "$tool_key $base $BASE_LABEL ${IMAGES[*]}"; cat "$0";
 store=$cache/images/upstream-$UPSTREAM_VERSION-$key
 bh() { buildah --root "$store/root" --runroot "$store/run" --storage-driver overlay "$@"; }
 if [ ! -f "$store/.done" ]; then
-  [ ! -d "$store" ] || { bh rm --all >/dev/null 2>&1 || true; rm -rf "$store" 2>/dev/null || umount -R "$store" 2>/dev/null; rm -rf "$store"; }
+  # A build cut short leaves working containers: buildah removes them
+  # (and their mounts) before the folder goes.
+  [ ! -d "$store" ] || bh rm --all >/dev/null 2>&1 || true
+  rm -rf "$store"
   start=$SECONDS
   work=$(mktemp -d "${TMPDIR:-/tmp}/upstream-images.XXXXXX")
   trap 'rm -rf "$work"' EXIT
