@@ -60,10 +60,16 @@ base=$(hack/release/base.sh "$REGISTRY")
 ko=$(hack/release/tool.sh ko)
 # ko pushes nothing here: the layout under dist/ is what a release
 # publishes (.github/workflows/release.yaml) and what e2e pulls.
+# ko parses the layout's path as a repository name, which refuses
+# capitals (a clone under mktemp's /tmp/tmp.AbC...): it writes to a path of
+# digits and lower case, and the layout moves to dist/ after.
+layout=/tmp/mpi-operator-release-$$
+rm -rf "$layout"
 KO_DOCKER_REPO=$IMAGE KO_DEFAULTBASEIMAGE=$base KO_CONFIG_PATH=$here GOFLAGS=-trimpath \
-  "$ko" build ./cmd/mpi-operator --bare --push=false --oci-layout-path "$DIST/image" \
+  "$ko" build ./cmd/mpi-operator --bare --push=false --oci-layout-path "$layout" \
   --platform linux/amd64,linux/arm64 --tags "$version" --sbom none > "$work/ko.out" 2> "$work/ko.log" \
-  || { cat "$work/ko.log" >&2; exit 1; }
+  || { cat "$work/ko.log" >&2; rm -rf "$layout"; exit 1; }
+mv "$layout" "$DIST/image"
 digest=$(sed -n 's/.*"digest": *"\(sha256:[0-9a-f]*\)".*/\1/p' "$DIST/image/index.json" | head -1)
 echo "$IMAGE:$version@$digest" > "$DIST/image.txt"
 echo "base $base" >> "$work/ko.log"
