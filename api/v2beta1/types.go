@@ -21,9 +21,9 @@ import (
 // +kubebuilder:printcolumn:name="Running",type=integer,JSONPath=`.status.replicaStatuses.Worker.active`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.conditions[-1:].type`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service and Pods"
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 54",message="metadata.name must be at most 54 characters, so that the launcher's name '<name>-launcher' fits in 63"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.mpiReplicaSpecs.Worker) || !has(self.spec.mpiReplicaSpecs.Worker.replicas) || self.spec.mpiReplicaSpecs.Worker.replicas <= 1 || size(self.metadata.name) + 8 + size(string(self.spec.mpiReplicaSpecs.Worker.replicas - 1)) <= 63",message="metadata.name is too long for spec.mpiReplicaSpecs.Worker.replicas: the last worker's name '<name>-worker-<replicas-1>' must fit in 63 characters"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service and Pods",fieldPath=".metadata.name",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 54",message="metadata.name must be at most 54 characters, so that the launcher's name '<name>-launcher' fits in 63",fieldPath=".metadata.name",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.mpiReplicaSpecs.Worker) || !has(self.spec.mpiReplicaSpecs.Worker.replicas) || self.spec.mpiReplicaSpecs.Worker.replicas <= 1 || size(self.metadata.name) + 8 + size(string(self.spec.mpiReplicaSpecs.Worker.replicas - 1)) <= 63",message="metadata.name is too long for spec.mpiReplicaSpecs.Worker.replicas: the last worker's name '<name>-worker-<replicas-1>' must fit in 63 characters",fieldPath=".metadata.name",reason="FieldValueInvalid"
 type MPIJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -45,7 +45,7 @@ type MPIJobList struct {
 
 // MPIJobSpec is the desired state of an MPIJob.
 //
-// +kubebuilder:validation:XValidation:rule="has(oldSelf.runPolicy.managedBy) == has(self.runPolicy.managedBy) && (!has(self.runPolicy.managedBy) || self.runPolicy.managedBy == oldSelf.runPolicy.managedBy)",message="spec.runPolicy.managedBy is immutable"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.runPolicy.managedBy) == has(self.runPolicy.managedBy) && (!has(self.runPolicy.managedBy) || self.runPolicy.managedBy == oldSelf.runPolicy.managedBy)",message="spec.runPolicy.managedBy is immutable",fieldPath=".runPolicy.managedBy",reason="FieldValueInvalid"
 type MPIJobSpec struct {
 	// Number of slots per worker in the hostfile: how many ranks mpirun
 	// may place on each worker. Defaults to 1.
@@ -70,10 +70,10 @@ type MPIJobSpec struct {
 	// "Worker" (zero or more).
 	// +required
 	// +kubebuilder:validation:MaxProperties=2
-	// +kubebuilder:validation:XValidation:rule="self.all(role, role == 'Launcher' || role == 'Worker')",message="spec.mpiReplicaSpecs may only have the keys Launcher and Worker"
-	// +kubebuilder:validation:XValidation:rule="has(self.Launcher)",message="spec.mpiReplicaSpecs.Launcher is required"
-	// +kubebuilder:validation:XValidation:rule="!has(self.Launcher) || !has(self.Launcher.replicas) || self.Launcher.replicas == 1",message="spec.mpiReplicaSpecs.Launcher.replicas must be 1"
-	// +kubebuilder:validation:XValidation:rule="!has(self.Launcher) || !has(self.Launcher.restartPolicy) || self.Launcher.restartPolicy != 'Always'",message="spec.mpiReplicaSpecs.Launcher.restartPolicy must be OnFailure, Never or ExitCode: the launcher runs to completion"
+	// +kubebuilder:validation:XValidation:rule="self.all(role, role == 'Launcher' || role == 'Worker')",message="spec.mpiReplicaSpecs may only have the keys Launcher and Worker",reason="FieldValueInvalid"
+	// +kubebuilder:validation:XValidation:rule="has(self.Launcher)",message="spec.mpiReplicaSpecs.Launcher is required",reason="FieldValueRequired"
+	// +kubebuilder:validation:XValidation:rule="!has(self.Launcher) || !has(self.Launcher.replicas) || self.Launcher.replicas == 1",message="spec.mpiReplicaSpecs.Launcher.replicas must be 1",fieldPath=".Launcher.replicas",reason="FieldValueInvalid"
+	// +kubebuilder:validation:XValidation:rule="!has(self.Launcher) || !has(self.Launcher.restartPolicy) || self.Launcher.restartPolicy != 'Always'",message="spec.mpiReplicaSpecs.Launcher.restartPolicy must be OnFailure, Never or ExitCode: the launcher runs to completion",fieldPath=".Launcher.restartPolicy",reason="FieldValueInvalid"
 	MPIReplicaSpecs map[MPIReplicaType]*ReplicaSpec `json:"mpiReplicaSpecs"`
 
 	// Directory where the job's SSH key pair and authorized_keys are
@@ -82,7 +82,7 @@ type MPIJobSpec struct {
 	// images.
 	// +optional
 	// +kubebuilder:default:="/root/.ssh"
-	// +kubebuilder:validation:XValidation:rule="self.startsWith('/') && self != '/'",message="spec.sshAuthMountPath must be an absolute path other than /"
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/') && self != '/'",message="spec.sshAuthMountPath must be an absolute path other than /",reason="FieldValueInvalid"
 	SSHAuthMountPath string `json:"sshAuthMountPath,omitempty"`
 
 	// When the launcher is created: AtStartup (default, together with the
@@ -203,7 +203,7 @@ type SchedulingPolicy struct {
 
 // ReplicaSpec describes the Pods of one role.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.template) && has(self.template.spec) && has(self.template.spec.containers) && size(self.template.spec.containers) > 0",message="template.spec.containers must list at least one container"
+// +kubebuilder:validation:XValidation:rule="has(self.template) && has(self.template.spec) && has(self.template.spec.containers) && size(self.template.spec.containers) > 0",message="template.spec.containers must list at least one container",reason="FieldValueRequired"
 type ReplicaSpec struct {
 	// Number of Pods. Launcher: 1. Worker: defaults to 0.
 	// +optional

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,21 +65,20 @@ func restartOf(job *kubeflow.MPIJob) (restartRecord, bool) {
 
 // recordRestart writes rec onto the MPIJob. Only the annotation is
 // patched, on a copy: the response must not replace the defaulted spec the
-// reconcile works with. The job takes the new resourceVersion, so this
-// reconcile's status write does not conflict with its own patch.
+// reconcile works with. The patch carries the resourceVersion the
+// reconcile read, so a job changed since (a stale cache, another writer)
+// refuses it and the decision is taken again on fresh data. The job takes
+// the new resourceVersion, so this reconcile's status write does not
+// conflict with its own patch.
 func (r *Reconciler) recordRestart(ctx context.Context, job *kubeflow.MPIJob, rec restartRecord) error {
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encoding restart record: %w", err)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{AnnotationRestart: string(raw)},
-	}})
-	if err != nil {
-		return fmt.Errorf("encoding restart patch: %w", err)
-	}
-	written := job.DeepCopy()
-	if err := r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	read, written := job.DeepCopy(), job.DeepCopy()
+	metav1.SetMetaDataAnnotation(&written.ObjectMeta, AnnotationRestart, string(raw))
+	patch := client.MergeFromWithOptions(read, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Patch(ctx, written, patch); err != nil {
 		return fmt.Errorf("recording restart on MPIJob: %w", err)
 	}
 	job.Annotations, job.ResourceVersion = written.Annotations, written.ResourceVersion

@@ -39,25 +39,33 @@ func (r *Reconciler) enforceDeadline(ctx context.Context, s *state, kids *childr
 // whether the job ended.
 func (r *Reconciler) handleWorkerFailures(ctx context.Context, s *state, kids *children) (bool, error) {
 	policy := s.job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker]
-	var retry []*corev1.Pod
+	var retry []int
 	for i := range int(s.job.Workers()) {
 		pod := kids.workers[i]
 		if pod == nil || isTerminating(pod) || pod.Status.Phase != corev1.PodFailed {
 			continue
 		}
 		if isDisrupted(pod) || (policy.RestartPolicy == kubeflow.RestartPolicyExitCode && isRetryableExit(pod)) {
-			retry = append(retry, pod)
+			retry = append(retry, i)
 			continue
 		}
 		r.markFailed(s, ReasonWorkerFailed, fmt.Sprintf("worker Pod %s failed: %s", pod.Name, podFailure(pod)))
 		return true, r.stopEverything(ctx, s.job, kids)
 	}
-	if err := r.deletePods(ctx, s.job, retry); err != nil {
+	pods := make([]*corev1.Pod, len(retry))
+	for n, i := range retry {
+		pods[n] = kids.workers[i]
+	}
+	if err := r.deletePods(ctx, s.job, pods); err != nil {
 		return false, err
 	}
-	// The replaced Pods are gone from this reconcile's view.
-	for _, p := range retry {
+	// The replaced Pods are being deleted in this reconcile's view. The
+	// cache's own objects are shared, and never written: each is replaced
+	// by a copy.
+	for _, i := range retry {
+		p := kids.workers[i].DeepCopy()
 		p.DeletionTimestamp = &s.now
+		kids.workers[i] = p
 	}
 	return false, nil
 }

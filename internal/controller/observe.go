@@ -176,7 +176,10 @@ func (r *Reconciler) observeLauncherPods(ctx context.Context, job *kubeflow.MPIJ
 // the Pod would be deleted, and with it the attempt (in e2e, a job of
 // backoffLimit 0 failed before mpirun ran). The Job is read from the API
 // server; a Job that is gone or being deleted leaves its Pods former
-// launchers, as before.
+// launchers, as before. A Job upstream's operator made (an operator swap
+// while its launcher ran) lacks the labels our cache selects by: it is
+// adopted, so that its updates reach the cache, and its end this
+// controller.
 func (r *Reconciler) unseenLauncher(ctx context.Context, job *kubeflow.MPIJob, kids *children, pods []*corev1.Pod) (*batchv1.Job, error) {
 	rec, _ := kids.restart()
 	name := builder.LauncherJobName(job, rec.Count)
@@ -196,7 +199,7 @@ func (r *Reconciler) unseenLauncher(ctx context.Context, job *kubeflow.MPIJob, k
 			return nil, nil
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Launcher Pod seen before its Job", "pod", p.Name, "launcherJob", name)
-		return l, nil
+		return l, r.adopt(ctx, l, builder.JobLabels(job))
 	}
 	return nil, nil
 }

@@ -21,7 +21,9 @@ import (
 
 // getOwned reads a child into obj. It reports false when the child does
 // not exist, and an error when it exists but belongs to someone else: the
-// controller never adopts or overwrites an object it did not make.
+// controller never adopts or overwrites an object the job does not
+// control (one upstream's operator made for the job, it does adopt:
+// create).
 func (r *Reconciler) getOwned(ctx context.Context, job *kubeflow.MPIJob, name string, obj client.Object) (bool, error) {
 	err := r.Client.Get(ctx, objectKey(job, name), obj)
 	switch {

@@ -55,8 +55,9 @@ const (
 // FuzzReconcileNeverLoopsHot reconciles a job (a base of testjob.Bases
 // changed by testjob.Edit, valid or not: the fake client has no admission)
 // whose status and children are decoded from world (makeWorld), until the
-// controller comes to rest. It must never panic, never loop hot, and never
-// write for a job it must leave alone.
+// controller comes to rest. It must never panic, never loop hot, never
+// write for a job it must leave alone, and never change a cached Pod in
+// place.
 func FuzzReconcileNeverLoopsHot(f *testing.F) {
 	bases := testjob.Bases()
 	// Seeds: each base as it is created, and in a few worlds drawn at
@@ -89,12 +90,15 @@ func FuzzReconcileNeverLoopsHot(f *testing.F) {
 // controller rests, and fails the test if it loops hot.
 func runUntilRest(t *testing.T, job *kubeflow.MPIJob, leaveAlone bool, objs ...client.Object) {
 	f, wrote := newRestFixture(t, objs...)
+	cache := newPodCache(f)
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}
 	writing, shortIdle := 0, 0
 	var history []string
 	for range maxReconciles {
 		wrote.reset()
+		cache.fill(t, f)
 		res, err := f.r.Reconcile(context.Background(), req)
+		cache.check(t)
 		writes := wrote.reset()
 		history = append(history, describe(writes, res, err))
 		switch {

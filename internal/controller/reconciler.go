@@ -178,7 +178,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if isFinished(s.status) {
 		requeueForTTL(s)
 	}
-	onlyCounts := countsOnly(observed, s.status)
+	// Pacing applies to a change of counts only: an unchanged status
+	// writes nothing and needs no later reconcile to write it.
+	onlyCounts := !equality.Semantic.DeepEqual(observed, s.status) && countsOnly(observed, s.status)
 	if onlyCounts {
 		if wait := r.mem.statusPace.due(jobKey(job), s.now.Time); wait > 0 || s.holdCounts {
 			// Only counts changed, and the last write is recent or the
@@ -188,16 +190,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	werr, perr := r.write(ctx, s, observed, onlyCounts)
-	if werr != nil {
-		if apierrors.IsConflict(werr) && perr == nil {
-			// The cache had not caught up with our previous write, or
-			// the user changed the job: expected, retried on fresh data.
-			log.V(2).Info("Status write conflicted; retrying", "err", werr)
-			return ctrl.Result{RequeueAfter: conflictRetry}, nil
-		}
-		return ctrl.Result{}, errors.Join(werr, perr)
+	if werr != nil && apierrors.IsConflict(werr) && err == nil && perr == nil {
+		// The cache had not caught up with our previous write, or the
+		// user changed the job: expected, retried on fresh data.
+		log.V(2).Info("Status write conflicted; retrying", "err", werr)
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
-	if err := errors.Join(err, perr); err != nil {
+	// Every error is returned, the sync's first: controller-runtime logs
+	// them and retries with backoff.
+	if err := errors.Join(err, werr, perr); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: s.requeue}, nil

@@ -127,6 +127,15 @@ func (ops *operators) keep(ctx context.Context, s *slot) {
 	}
 }
 
+// logs are the paths of the processes' logs.
+func (ops *operators) logs() []string {
+	var out []string
+	for _, s := range ops.slots {
+		out = append(out, s.log.Name())
+	}
+	return out
+}
+
 // wait waits for every process to end (cancel startOperators' ctx first).
 func (ops *operators) wait() {
 	ops.wg.Wait()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ type result struct {
 	launchers createCounts
 	// unreadable are audit log lines cut short by a stopping API server.
 	unreadable int
+	races      raceResult
 }
 
 // print writes the table of figures, then the details of every violation,
@@ -63,6 +65,7 @@ func (r *result) print(w io.Writer) bool {
 			fmt.Sprintf("%d of %d jobs restarted (%d restarts; %d overtaken by the launcher completing)",
 				r.restarts.Right+r.restarts.Overtaken, r.restarts.Jobs, r.restarts.Restarts, r.restarts.Overtaken),
 			check(len(r.restarts.Wrong) == 0)},
+		{"data races the operators reported", r.races.text(), check(r.races.total() == 0)},
 		{"jobs that lost a worker while their launcher ran, restarted",
 			fmt.Sprintf("%d of %d", r.restarts.LostRestarted, r.restarts.Lost), "figure"},
 		{"leader kills (SIGKILL)", r.kills.summary(), "figure"},
@@ -89,6 +92,12 @@ func (r *result) print(w io.Writer) bool {
 	details("launcher Job creates refused as AlreadyExists", r.launchers.Names)
 	details("orphaned children", r.orphans)
 	details("restart records that do not hold", r.restarts.Wrong)
+	var raceLogs []string
+	for path, n := range r.races.Reports {
+		raceLogs = append(raceLogs, fmt.Sprintf("%s: %d reports", path, n))
+	}
+	sort.Strings(raceLogs)
+	details("logs with data race reports", raceLogs)
 	if ok {
 		_, _ = fmt.Fprintln(w, "\nevery property held")
 	}

@@ -157,6 +157,9 @@ func run(ctx context.Context, o options) (bool, error) {
 	if r.pods, r.launchers, r.unreadable, err = creates(audit, from); err != nil {
 		return false, err
 	}
+	if r.races, err = races(o.operator, ops.logs()); err != nil {
+		return false, err
+	}
 	return r.print(os.Stdout), nil
 }
 

@@ -130,3 +130,58 @@ func TestAdoptsTheChildrenUpstreamsOperatorMade(t *testing.T) {
 	finishLauncher(t, job, true, "", "")
 	waitCondition(t, job, kubeflow.JobSucceeded, corev1.ConditionTrue)
 }
+
+// TestAdoptsUpstreamsLauncherJobWhosePodRuns is the same swap while
+// upstream's launcher runs: its Job already has a Pod, which carries the
+// labels our cache selects by while the Job does not. The Job is adopted,
+// so that its completion, which touches no Pod of ours, ends the job.
+// Before, it was read past the cache on every reconcile and never
+// labelled, and the job stayed Running after its launcher completed.
+func TestAdoptsUpstreamsLauncherJobWhosePodRuns(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	key := ns + "/pi"
+	const hold = "operator-not-started"
+	r.Expectations.ExpectCreations(key, hold)
+	job := createJob(t, testjob.MakeMPIJob("pi", ns).Workers(2).Obj())
+	var launcher *batchv1.Job
+	for _, obj := range upstreamChildren(job) {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatalf("creating upstream's %T %s: %v", obj, obj.GetName(), err)
+		}
+		if l, ok := obj.(*batchv1.Job); ok {
+			launcher = l
+		}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "pi-launcher-x7k2p", Namespace: ns, Labels: launcher.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(launcher, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		},
+		Spec: launcher.Spec.Template.Spec,
+	}
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatalf("creating the launcher's Pod: %v", err)
+	}
+	// This operator starts: the Pod updates below bring its reconciles.
+	r.Expectations.CreationObserved(key, hold)
+	setPodPhase(t, pod, corev1.PodRunning, true)
+	startLauncher(t, job)
+	for _, w := range []string{"pi-worker-0", "pi-worker-1"} {
+		setPodPhase(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w}}, corev1.PodRunning, true)
+	}
+
+	waitCondition(t, job, kubeflow.JobRunning, corev1.ConditionTrue)
+	eventually(t, "upstream's launcher Job adopted", func(ctx context.Context) (bool, error) {
+		l := &batchv1.Job{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(launcher), l); err != nil {
+			return false, err
+		}
+		if l.UID != launcher.UID {
+			return false, fmt.Errorf("launcher Job replaced")
+		}
+		return l.Labels[kubeflow.LabelOperatorName] == kubeflow.OperatorName, fmt.Errorf("labels %v", l.Labels)
+	})
+	finishLauncher(t, job, true, "", "")
+	waitCondition(t, job, kubeflow.JobSucceeded, corev1.ConditionTrue)
+}

@@ -135,7 +135,10 @@ func setupCluster(ctx context.Context) error {
 // startOperator runs our controller with --gang-scheduling=mode, scoped to
 // ns, as cmd/mpi-operator wires it.
 func startOperator(ctx context.Context, cfg *rest.Config, mode, ns string) error {
-	g, err := gang.New(mode, scheme)
+	// run registered every mode's kinds in scheme before any manager
+	// started: registering them again here wrote to the scheme while the
+	// managers of earlier modes read it (found by go test -race).
+	g, err := gang.New(mode, nil)
 	if err != nil {
 		return err
 	}
