@@ -220,3 +220,23 @@ func TestWorkerIsPublishedOnceItRuns(t *testing.T) {
 		t.Errorf("the running worker is not published: %v (writes %v)", got, f.writes)
 	}
 }
+
+// The status write and the slice writes that go out together share no
+// object: the status write decoded the API server's answer into the
+// reconcile's job while the slice writes read its name (make chaos-short,
+// with the operator built with -race, reported it 10 times). With no
+// synchronisation between the two, go test -race reports such a race
+// here.
+func TestStatusAndSliceWritesShareNoObject(t *testing.T) {
+	job := testjob.MakeMPIJob("pi", "ns").Workers(1).Obj()
+	f := newFixture(t, interceptor.Funcs{}, job)
+	f.reconcile(t, job)
+	f.r.Expectations.CreationObserved("ns/pi", builder.WorkerName(job, 0))
+	f.startLauncher(t, "pi-launcher-abcde", f.clock.Now())
+	giveAddress(t, f, job, 0, "10.0.0.10")
+	f.writes = calls{}
+	f.reconcile(t, job)
+	if f.writes["status MPIJob"] != 1 || f.writes["create EndpointSlice"] != 1 {
+		t.Fatalf("writes %v, want the status and the slice in one reconcile", f.writes)
+	}
+}

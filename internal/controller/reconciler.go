@@ -190,6 +190,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	werr, perr := r.write(ctx, s, observed, onlyCounts)
+	if werr == nil {
+		// What the API now holds, for the cooldown (deferred above).
+		job.Status = *s.status
+	}
 	if werr != nil && apierrors.IsConflict(werr) && err == nil && perr == nil {
 		// The cache had not caught up with our previous write, or the
 		// user changed the job: expected, retried on fresh data.
@@ -313,11 +317,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, s *state, observed *kubefl
 	}
 	now := metav1.NewTime(r.Clock.Now())
 	computed.LastReconcileTime = &now
-	job.Status = *computed
+	// The answer is decoded into what was sent: a copy, as the slice
+	// writes that go out beside it read the job.
+	written := job.DeepCopy()
+	written.Status = *computed
 	over := job.ResourceVersion
-	if err := r.Client.Status().Update(ctx, job); err != nil {
+	if err := r.Client.Status().Update(ctx, written); err != nil {
 		return fmt.Errorf("writing status of MPIJob: %w", err)
 	}
+	job = written
 	r.mem.writtenOver.Store(jobKey(job), over)
 	if starting(computed) {
 		r.mem.statusPace.wroteStarting(jobKey(job), now.Time, countsOnly)
