@@ -44,7 +44,7 @@ func Hostfile(job *kubeflow.MPIJob, opts Options) string {
 	var b strings.Builder
 	b.Grow(n * (len(prefix) + len(suffix) + 6))
 	if *job.Spec.RunLauncherAsWorker {
-		b.WriteString(LauncherName(job) + suffix)
+		b.WriteString(LauncherHost(job) + slots)
 	}
 	var num [20]byte
 	for i := range n {
@@ -53,6 +53,23 @@ func Hostfile(job *kubeflow.MPIJob, opts Options) string {
 		b.WriteString(suffix)
 	}
 	return b.String()
+}
+
+// LauncherHost is the launcher's entry in the hostfile and in
+// discover_hosts.sh when it runs ranks: the name its Pod's hostname(1)
+// gives. MPI takes an entry for the node it runs on only when the name
+// is that node's own: Open MPI 5's PRRTE keeps fully qualified names and
+// did not match the launcher's Service name to itself, nor did MPICH's
+// hydra, and both then ssh'd to the launcher, where no sshd listens.
+// With hostNetwork the Pod's hostname is the node's, which the job does
+// not know: "localhost" is the name every MPI takes for the local node.
+// The workers resolve the bare name through the search domain the job's
+// Pods are given (MPICH's proxies connect back to it).
+func LauncherHost(job *kubeflow.MPIJob) string {
+	if l := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher]; l != nil && l.Template.Spec.HostNetwork {
+		return "localhost"
+	}
+	return LauncherName(job)
 }
 
 // DiscoverHosts is a shell script printing "host:slots" for each running
@@ -66,7 +83,7 @@ func DiscoverHosts(job *kubeflow.MPIJob, running []int, opts Options) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	if *job.Spec.RunLauncherAsWorker {
-		fmt.Fprintf(&b, "echo %s:%d\n", HostName(job, LauncherName(job), opts), slots)
+		fmt.Fprintf(&b, "echo %s:%d\n", LauncherHost(job), slots)
 	}
 	if len(running) == 0 {
 		return b.String()

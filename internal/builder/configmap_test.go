@@ -54,18 +54,24 @@ func TestHostfile(t *testing.T) {
 			opts: Options{SearchDomain: "corp.example"},
 			want: "train-worker-0.train:1\ntrain-worker-1.train:1\n",
 		},
-		"OpenMPI with runLauncherAsWorker lists the launcher first": {
+		"OpenMPI with runLauncherAsWorker lists the launcher first, by its own hostname": {
 			job:  testjob.MakeMPIJob("pi", "ns").Workers(2).Slots(2).LauncherAsWorker(),
 			opts: testOpts,
-			want: "pi-launcher.pi.ns.svc.cluster.test slots=2\n" +
+			want: "pi-launcher slots=2\n" +
 				"pi-worker-0.pi.ns.svc.cluster.test slots=2\n" +
 				"pi-worker-1.pi.ns.svc.cluster.test slots=2\n",
 		},
 		"Intel MPI with runLauncherAsWorker lists the launcher first": {
 			job:  testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(3).LauncherAsWorker().Implementation(kubeflow.MPIImplementationIntel),
 			opts: testOpts,
-			want: "pi-launcher.pi.ns.svc.cluster.test:3\n" +
+			want: "pi-launcher:3\n" +
 				"pi-worker-0.pi.ns.svc.cluster.test:3\n",
+		},
+		"with hostNetwork the launcher is localhost: its hostname is the node's": {
+			job:  testjob.MakeMPIJob("pi", "ns").Workers(1).LauncherAsWorker().HostNetwork(),
+			opts: testOpts,
+			want: "localhost slots=1\n" +
+				"pi-worker-0.pi.ns.svc.cluster.test slots=1\n",
 		},
 		"no workers gives an empty hostfile": {
 			job:  testjob.MakeMPIJob("pi", "ns").Workers(0),
@@ -75,7 +81,7 @@ func TestHostfile(t *testing.T) {
 		"no workers with runLauncherAsWorker lists only the launcher": {
 			job:  testjob.MakeMPIJob("pi", "ns").Workers(0).LauncherAsWorker(),
 			opts: testOpts,
-			want: "pi-launcher.pi.ns.svc.cluster.test slots=1\n",
+			want: "pi-launcher slots=1\n",
 		},
 	}
 	for name, tc := range cases {
@@ -124,12 +130,12 @@ func TestDiscoverHosts(t *testing.T) {
 		"runLauncherAsWorker lists the launcher first": {
 			job:     testjob.MakeMPIJob("pi", "ns").Workers(3).Slots(4).LauncherAsWorker(),
 			running: []int{1},
-			want: "pi-launcher.pi.ns.svc.cluster.test:4\n" +
+			want: "pi-launcher:4\n" +
 				"pi-worker-1.pi.ns.svc.cluster.test:4\n",
 		},
 		"runLauncherAsWorker with no running worker lists the launcher": {
 			job:  testjob.MakeMPIJob("pi", "ns").Workers(3).LauncherAsWorker(),
-			want: "pi-launcher.pi.ns.svc.cluster.test:1\n",
+			want: "pi-launcher:1\n",
 		},
 		"the format is Horovod's host:slots whatever the MPI implementation": {
 			job:     testjob.MakeMPIJob("pi", "ns").Workers(1).Slots(2).Implementation(kubeflow.MPIImplementationOpenMPI),
@@ -218,7 +224,7 @@ func TestHostfileHostsReadsBothSyntaxes(t *testing.T) {
 		kubeflow.SetDefaults(job)
 		hostfile := Hostfile(job, Options{})
 		hosts := HostfileHosts(hostfile)
-		if len(hosts) != 12 || hosts[0] != HostName(job, LauncherName(job), Options{}) || hosts[2] != HostName(job, WorkerName(job, 1), Options{}) {
+		if len(hosts) != 12 || hosts[0] != LauncherName(job) || hosts[2] != HostName(job, WorkerName(job, 1), Options{}) {
 			t.Fatalf("%s: hosts %q of %q", impl, hosts, hostfile)
 		}
 		// Dropping worker 1 leaves worker 10, whose name it begins.

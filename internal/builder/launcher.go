@@ -102,6 +102,9 @@ const WaitForWorkersContainer = "wait-for-workers"
 // writes.
 const resolvConfPath = "/etc/resolv.conf"
 
+// hostnamePath holds the container's hostname, in every image.
+const hostnamePath = "/proc/sys/kernel/hostname"
+
 // waitForWorkersScript waits until every host of the hostfile has a DNS
 // record. A launcher created at startup would otherwise run mpirun before
 // the workers' records exist, and ssh gives up at once on a name it cannot
@@ -121,9 +124,13 @@ const resolvConfPath = "/etc/resolv.conf"
 // then timed out (ssh: "Temporary failure in name resolution" in e2e).
 // Once a second the name as written is tried too, for a Pod whose DNS
 // policy puts another domain first. A sleep that takes whole seconds only
-// (a POSIX one) falls back to 1 s. Each name is reported once.
+// (a POSIX one) falls back to 1 s. Each name is reported once. The
+// launcher's own entry (LauncherHost) is its own hostname, or localhost:
+// nothing to wait for.
 const waitForWorkersScript = `dom=$(sed -n 's/^search[[:space:]]*\([^[:space:]]*\).*/\1/p' ` + resolvConfPath + ` 2>/dev/null | head -n 1)
+self=$(cat ` + hostnamePath + ` 2>/dev/null)
 for h in $(sed -e 's/[ :].*//' ` + HostfilePath + `); do
+  [ "$h" = localhost ] || [ "$h" = "$self" ] && continue
   q=$h
   case $h in
   *.) ;;

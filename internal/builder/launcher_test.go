@@ -464,6 +464,7 @@ echo "$2" >> "$q"
 `, 0o700)
 	script := strings.ReplaceAll(waitForWorkersScript, HostfilePath, hostfilePath)
 	script = strings.ReplaceAll(script, resolvConfPath, resolvConf)
+	script = strings.ReplaceAll(script, hostnamePath, write("hostname", "pi-launcher\n", 0o600))
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
@@ -514,6 +515,18 @@ func TestWaitForWorkersScriptFallsBackToTheNameAsWritten(t *testing.T) {
 	_, queries = runWaitForWorkers(t, []string{"w0.pi"}, "", `exit 0`)
 	if want := []string{"w0.pi"}; !slices.Equal(queries, want) {
 		t.Errorf("without a search line: queries %q, want %q", queries, want)
+	}
+}
+
+// The launcher's own entry (runLauncherAsWorker), its hostname or
+// localhost, is not waited for: it resolved only through /etc/hosts, at
+// the tenth try.
+func TestWaitForWorkersScriptSkipsTheLaunchersOwnEntry(t *testing.T) {
+	for _, self := range []string{"pi-launcher", "localhost"} {
+		out, queries := runWaitForWorkers(t, []string{self, "w0.pi"}, "ns.svc.cluster.local", `[ "$2" = w0.pi.ns.svc.cluster.local. ]`)
+		if want := []string{"w0.pi.ns.svc.cluster.local."}; out != "" || !slices.Equal(queries, want) {
+			t.Errorf("%s first: output %q, queries %q, want no wait and %q", self, out, queries, want)
+		}
 	}
 }
 

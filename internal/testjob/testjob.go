@@ -67,6 +67,14 @@ func (w *Wrapper) LauncherAsWorker() *Wrapper {
 	return w
 }
 
+// HostNetwork puts every Pod of the job on its node's network.
+func (w *Wrapper) HostNetwork() *Wrapper {
+	for _, r := range w.Spec.MPIReplicaSpecs {
+		r.Template.Spec.HostNetwork = true
+	}
+	return w
+}
+
 // WaitForWorkers sets launcherCreationPolicy: WaitForWorkersReady.
 func (w *Wrapper) WaitForWorkers() *Wrapper {
 	w.Spec.LauncherCreationPolicy = kubeflow.LauncherCreationPolicyWaitForWorkersReady

@@ -59,13 +59,23 @@ func TestWorkerStartingLateSpendsNoRetry(t *testing.T) {
 	expectRanksOn(t, job, workerNames(job, 2)...)
 }
 
+// TestRunLauncherAsWorker: the launcher runs rank 0 itself and a rank on
+// each worker, for every implementation, as root and not. The launcher is
+// the first host of the hostfile, under its own hostname: Open MPI 5 and
+// MPICH, given its Service name, took it for another host and ssh'd to
+// it, where no sshd listens.
 func TestRunLauncherAsWorker(t *testing.T) {
-	t.Parallel()
-	job := mpiJob(t, openMPI4, false, 2, "mpirun", "-n", "3", "/opt/mpi/ranks")
-	job.Spec.RunLauncherAsWorker = ptr.To(true)
-	create(t, job)
-	// The launcher is the first host of the hostfile.
-	expectRanksOn(t, job, append([]string{job.Name + "-launcher"}, workerNames(job, 2)...)...)
+	for _, img := range []image{openMPI4, openMPI5, mpich} {
+		for _, nonRoot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nonroot=%t", img.name, nonRoot), func(t *testing.T) {
+				t.Parallel()
+				job := mpiJob(t, img, nonRoot, 2, "mpirun", "-n", "3", "/opt/mpi/ranks")
+				job.Spec.RunLauncherAsWorker = ptr.To(true)
+				create(t, job)
+				expectRanksOn(t, job, append([]string{job.Name + "-launcher"}, workerNames(job, 2)...)...)
+			})
+		}
+	}
 }
 
 func TestSuspendThenResume(t *testing.T) {

@@ -142,6 +142,12 @@ var (
 // returns the host of each rank.
 func piRanks(t *testing.T, out string) map[int]string {
 	t.Helper()
+	return piRanksN(t, out, 2)
+}
+
+// piRanksN is piRanks for n ranks.
+func piRanksN(t *testing.T, out string, n int) map[int]string {
+	t.Helper()
 	hosts := map[int]string{}
 	workers, pi := "", false
 	for _, line := range strings.Split(out, "\n") {
@@ -157,8 +163,12 @@ func piRanks(t *testing.T, out string) map[int]string {
 			pi = true
 		}
 	}
-	if workers != "2" || len(hosts) != 2 || hosts[0] == "" || hosts[1] == "" || !pi {
-		t.Fatalf("want Workers: 2, ranks 0 and 1 and pi in the launcher output, got workers %q, ranks %v, pi %t:\n%s", workers, hosts, pi, out)
+	ranks := workers == strconv.Itoa(n) && len(hosts) == n
+	for r := range n {
+		ranks = ranks && hosts[r] != ""
+	}
+	if !ranks || !pi {
+		t.Fatalf("want Workers: %d, ranks 0 to %d and pi in the launcher output, got workers %q, ranks %v, pi %t:\n%s", n, n-1, workers, hosts, pi, out)
 	}
 	return hosts
 }
@@ -220,4 +230,40 @@ func expectOnBothNodes(t *testing.T, job *kubeflow.MPIJob) {
 		t.Errorf("the job's Pods ran on %d node(s), want 2: %v", len(nodes), nodes)
 	}
 	t.Logf("Pods per node: %v", nodes)
+}
+
+// TestUpstreamPiWithRunLauncherAsWorker runs upstream's pi.yaml (Open
+// MPI 5) and pi-mpich.yaml on their own images with runLauncherAsWorker
+// and three ranks: one on the launcher and one on each worker.
+func TestUpstreamPiWithRunLauncherAsWorker(t *testing.T) {
+	for _, file := range []string{"pi.yaml", "pi-mpich.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			body := edited(t, upstreamFile(t, "examples/v2beta1/pi/"+file), func(job map[string]any) {
+				job["spec"].(map[string]any)["runLauncherAsWorker"] = true
+				replicaSpecs(job, func(role string, _, c map[string]any) {
+					if role != "Launcher" {
+						return
+					}
+					for _, key := range []string{"command", "args"} {
+						if args, ok := c[key].([]any); ok {
+							for i, a := range args {
+								if a == "-n" {
+									args[i+1] = "3"
+								}
+							}
+						}
+					}
+				})
+			})
+			job := createRaw(t, newNamespace(t), body, "application/json")
+			hosts := piRanksN(t, expectSucceeded(t, job), 3)
+			if hosts[0] != "pi-launcher" {
+				t.Errorf("rank 0 ran on %q, want the launcher", hosts[0])
+			}
+			if !workerHost.MatchString(hosts[1]) || !workerHost.MatchString(hosts[2]) || hosts[1] == hosts[2] {
+				t.Errorf("ranks 1 and 2 ran on %q and %q, want one on each worker", hosts[1], hosts[2])
+			}
+		})
+	}
 }
