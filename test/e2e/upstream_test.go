@@ -234,11 +234,12 @@ func expectOnBothNodes(t *testing.T, job *kubeflow.MPIJob) {
 
 // TestUpstreamPiWithRunLauncherAsWorker runs upstream's pi.yaml (Open
 // MPI 5) and pi-mpich.yaml on their own images with runLauncherAsWorker
-// and three ranks: one on the launcher and one on each worker.
+// and three ranks: one on the launcher and one on each worker. One job
+// at a time: each asks for 3 of the local cluster's CPUs, and two started
+// together can each hold part of them (no gang scheduling here).
 func TestUpstreamPiWithRunLauncherAsWorker(t *testing.T) {
 	for _, file := range []string{"pi.yaml", "pi-mpich.yaml"} {
 		t.Run(file, func(t *testing.T) {
-			t.Parallel()
 			body := edited(t, upstreamFile(t, "examples/v2beta1/pi/"+file), func(job map[string]any) {
 				job["spec"].(map[string]any)["runLauncherAsWorker"] = true
 				replicaSpecs(job, func(role string, _, c map[string]any) {
