@@ -34,9 +34,10 @@ func (r *Reconciler) enforceDeadline(ctx context.Context, s *state, kids *childr
 }
 
 // handleWorkerFailures replaces workers that failed through no fault of
-// the program (eviction, preemption, node loss, a retryable exit code under
-// ExitCode) and fails the job when a worker failed for good. It reports
-// whether the job ended.
+// the program (eviction, preemption, node loss) or with a retryable exit
+// code under ExitCode (once restartOnDisruption has judged it: judged),
+// and fails the job when a worker failed for good. It reports whether the
+// job ended.
 func (r *Reconciler) handleWorkerFailures(ctx context.Context, s *state, kids *children) (bool, error) {
 	policy := s.job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker]
 	var retry []int
@@ -46,7 +47,9 @@ func (r *Reconciler) handleWorkerFailures(ctx context.Context, s *state, kids *c
 			continue
 		}
 		if isDisrupted(pod) || (policy.RestartPolicy == kubeflow.RestartPolicyExitCode && isRetryableExit(pod)) {
-			retry = append(retry, i)
+			if !judged(kids, pod) {
+				retry = append(retry, i)
+			}
 			continue
 		}
 		r.markFailed(s, ReasonWorkerFailed, fmt.Sprintf("worker Pod %s failed: %s", pod.Name, podFailure(pod)))
@@ -68,6 +71,17 @@ func (r *Reconciler) handleWorkerFailures(ctx context.Context, s *state, kids *c
 		kids.workers[i] = p
 	}
 	return false, nil
+}
+
+// judged reports whether a worker's own failure is left for
+// restartOnDisruption to judge: it failed while the current launcher ran.
+// That step restarts the job, spending a retry, or fails it when none is
+// left; the Pod is kept until then, for the failure to be read from it.
+// Once the restart is recorded the launcher is the one it replaces, and
+// the Pod is replaced.
+func judged(kids *children, pod *corev1.Pod) bool {
+	l := kids.launcher
+	return isOwnFailure(pod) && l != nil && l.Status.StartTime != nil && lastTermination(pod).After(l.Status.StartTime.Time)
 }
 
 // stopEverything ends a job the controller itself failed: the launcher Job

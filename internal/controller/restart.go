@@ -54,7 +54,7 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 	if l == nil || l.Status.StartTime == nil || kids.launcherSucceeded {
 		return false, nil
 	}
-	pod, at := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time, r.listing(ctx, s.job, r.Options))
+	pod, at, own := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time, r.listing(ctx, s.job, r.Options))
 	if pod == nil {
 		return false, nil
 	}
@@ -63,12 +63,23 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 		// Failed, and not because of the disruption: the outcome stands.
 		return false, nil
 	}
-	left := max(ptr.Deref(l.Spec.BackoffLimit, defaultBackoffLimit)-max(programFailures(l, kids.launcherPods)-caused, 0), 0)
-	prev, _ := restartOf(s.job)
-	rec := restartRecord{
-		Replaces: l.UID, BackoffLimit: left, Count: prev.Count + 1,
-		Cause: fmt.Sprintf("worker Pod %s was disrupted (%s)", pod.Name, disruption(pod)),
+	limit := ptr.Deref(l.Spec.BackoffLimit, defaultBackoffLimit)
+	left := max(limit-max(programFailures(l, kids.launcherPods)-caused, 0), 0)
+	if own {
+		// The worker's own failure spends a retry, as the launcher's do.
+		if left == 0 {
+			r.markFailed(s, ReasonBackoffLimitExceeded, fmt.Sprintf("worker Pod %s failed: %s; no retry of backoffLimit is left",
+				pod.Name, podFailure(pod)))
+			return true, r.stopEverything(ctx, s.job, kids)
+		}
+		left--
 	}
+	prev, _ := restartOf(s.job)
+	cause := fmt.Sprintf("worker Pod %s was disrupted (%s)", pod.Name, disruption(pod))
+	if own {
+		cause = fmt.Sprintf("worker Pod %s failed (%s), which spent a retry", pod.Name, podFailure(pod))
+	}
+	rec := restartRecord{Replaces: l.UID, BackoffLimit: left, Count: prev.Count + 1, Cause: cause}
 	if err := r.recordRestart(ctx, s.job, rec); err != nil {
 		return false, err
 	}
@@ -117,7 +128,9 @@ func (r *Reconciler) endReplacedLauncher(ctx context.Context, kids *children) er
 const defaultBackoffLimit = 6
 
 // firstDisruptionSince returns the worker that the infrastructure (or
-// someone deleting it) took away first after since, and when: the
+// someone deleting it) took away first after since, when, and whether it
+// was the worker's own failure (own): a retryable exit code under
+// ExitCode, which spends a retry, where the others are free. The
 // earliest decides which of the launcher's failures the losses caused (a
 // later deletion, by a suspend say, must not hide an earlier loss; found
 // by make chaos-short, seed 12320). Disruptions from
@@ -134,7 +147,7 @@ const defaultBackoffLimit = 6
 //     and the worker is one the launcher Job was made for and the
 //     hostfile lists (not one a scale-up added). When it went is not
 //     known, so the attempt's start stands for it.
-func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time, listed *listing) (*corev1.Pod, time.Time) {
+func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time, listed *listing) (*corev1.Pod, time.Time, bool) {
 	policy := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].RestartPolicy
 	ran, attempt := launcherRan(kids.launcherPods), math.MaxInt
 	if kids.launcher != nil {
@@ -142,13 +155,14 @@ func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time,
 	}
 	var first *corev1.Pod
 	var firstAt time.Time
+	var firstOwn bool
 	for i := range int(job.Workers()) {
 		p := kids.workers[i]
 		if p == nil {
 			if listed.running(builder.WorkerName(job, i)) || (ran && i < attempt && listed.inHostfile(builder.WorkerName(job, i))) {
 				// When it went is not known: the attempt's start stands
 				// for it, and nothing can come earlier.
-				return goneWorker(job, i), since
+				return goneWorker(job, i), since, false
 			}
 			continue
 		}
@@ -158,14 +172,23 @@ func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time,
 			// program's failure either.
 			at, ok = deletionRequested(p), true
 		}
-		if !ok && policy == kubeflow.RestartPolicyExitCode && p.Status.Phase == corev1.PodFailed && isRetryableExit(p) {
+		own := !ok && policy == kubeflow.RestartPolicyExitCode && isOwnFailure(p)
+		if own {
 			at, ok = lastTermination(p), true
 		}
 		if ok && at.After(since) && (first == nil || at.Before(firstAt)) {
-			first, firstAt = p, at
+			first, firstAt, firstOwn = p, at, own
 		}
 	}
-	return first, firstAt
+	return first, firstAt, firstOwn
+}
+
+// isOwnFailure reports whether a worker failed with a retryable exit code
+// (128 or more: killed by a signal, OOMKilled among them) that the
+// cluster did not cause: under ExitCode it restarts the job, and spends a
+// retry.
+func isOwnFailure(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodFailed && isRetryableExit(p) && !isDisrupted(p)
 }
 
 // reasonGone describes a worker whose Pod went unseen.

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -300,4 +302,42 @@ func expectRestartedThenRanksOn(t *testing.T, job *kubeflow.MPIJob, hosts ...str
 		t.Errorf("no restart on record: %+v", got.Status.Conditions)
 	}
 	return got
+}
+
+// TestWorkerOutOfMemoryFailsAfterBackoffLimit: a worker whose container
+// allocates 64 Mi under a 32 Mi limit is OOMKilled in every attempt.
+// Under ExitCode each such failure restarts the job and spends a retry,
+// so with backoffLimit 1 the job fails after 2 attempts, naming the
+// worker and OOMKilled. Before, a retryable exit cost nothing and the job
+// restarted until activeDeadlineSeconds.
+func TestWorkerOutOfMemoryFailsAfterBackoffLimit(t *testing.T) {
+	t.Parallel()
+	job := mpiJob(t, openMPI4, false, 1, "sleep", "600")
+	job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](1)
+	job.Spec.RunPolicy.ActiveDeadlineSeconds = ptr.To[int64](int64(jobTimeout / time.Second))
+	launcher := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher]
+	launcher.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
+	w := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker]
+	w.RestartPolicy = kubeflow.RestartPolicyExitCode
+	c := &w.Template.Spec.Containers[0]
+	c.Command = []string{"sh", "-c", "sleep 3; head -c 67108864 /dev/zero | tail"}
+	c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi")}
+	create(t, job)
+	got := waitFinished(t, job)
+	f := condition(got, kubeflow.JobFailed)
+	if f.Status != corev1.ConditionTrue || f.Reason != "BackoffLimitExceeded" {
+		t.Fatalf("Failed condition %+v, want True BackoffLimitExceeded (conditions %+v)", f, got.Status.Conditions)
+	}
+	for _, want := range []string{"mpi-worker-0", "code 137", "OOMKilled"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("Failed message %q does not name %q", f.Message, want)
+		}
+	}
+	var rec struct {
+		Count int32 `json:"count"`
+	}
+	if err := json.Unmarshal([]byte(got.Annotations["mpi-operator.kubeflow.org/restart"]), &rec); err != nil || rec.Count != 1 {
+		t.Errorf("restart record %q: %d restarts, want 1 (2 attempts for backoffLimit 1)", got.Annotations["mpi-operator.kubeflow.org/restart"], rec.Count)
+	}
+	t.Logf("Failed: %s", f.Message)
 }
