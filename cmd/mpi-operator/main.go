@@ -47,6 +47,7 @@ type options struct {
 	queueQPS                          float64
 	queueBurst                        int
 	gangScheduling                    string
+	avoidLostNodeFor                  time.Duration
 	// Filled from the environment, not flags.
 	searchDomain string
 }
@@ -85,6 +86,7 @@ func bindFlags(fs *flag.FlagSet, o *options) {
 	fs.Float64Var(&o.queueQPS, "controller-queue-rate-limit", 10, "Reconciles per second the work queue lets through overall.")
 	fs.IntVar(&o.queueBurst, "controller-queue-burst", 100, "Burst of the work queue's overall rate limit.")
 	fs.StringVar(&o.gangScheduling, "gang-scheduling", "", gang.FlagUsage)
+	fs.DurationVar(&o.avoidLostNodeFor, "avoid-lost-node-for", 10*time.Minute, "How long a job restarted after losing a worker with its node (NotReady, unreachable, evicted by the kubelet, gone) keeps its Pods off that node; 0 does not.")
 }
 
 func main() {
@@ -176,6 +178,7 @@ func run(o options, up *upstreamFlags) error {
 		CreateParallelism: o.createParallelism,
 		Gang:              gangScheduler,
 		Logs:              controller.ClientsetLogs{Clientset: clientset},
+		AvoidLostNodeFor:  o.avoidLostNodeFor,
 	}
 	setup := controller.SetupOptions{Concurrency: o.concurrency, QueueQPS: o.queueQPS, QueueBurst: o.queueBurst}
 	if err := r.SetupWithManager(mgr, setup); err != nil {

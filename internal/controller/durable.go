@@ -9,10 +9,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 )
 
 // What must survive a failover is written to the API; everything the
@@ -32,36 +32,21 @@ import (
 //     AnnotationWorkers annotation on it.
 
 // AnnotationRestart, on an MPIJob, records the latest whole-job restart
-// (design §4.3) as JSON: the launcher Job it ends and the backoffLimit of
-// the launcher Job that replaces it. It is written before the old launcher
-// Job is deleted and acted on only once the cache shows it, so a leader
-// that takes over between the deletion and the creation of the new Job,
-// or a reconcile that reads a stale cache, still gives the new Job the
-// retries the program had left rather than a full backoffLimit.
-const AnnotationRestart = "mpi-operator.kubeflow.org/restart"
+// (design §4.3) as JSON (jobrecord.Restart): the launcher Job it ends, the
+// backoffLimit of the launcher Job that replaces it, and the nodes the
+// next attempts keep off. It is written before the old launcher Job is
+// deleted and acted on only once the cache shows it, so a leader that
+// takes over between the deletion and the creation of the new Job, or a
+// reconcile that reads a stale cache, still gives the new Job the retries
+// the program had left rather than a full backoffLimit.
+const AnnotationRestart = jobrecord.AnnotationRestart
 
 // restartRecord is the value of AnnotationRestart.
-type restartRecord struct {
-	// Replaces is the UID of the launcher Job the restart ends.
-	Replaces types.UID `json:"replaces"`
-	// BackoffLimit is the backoffLimit of the launcher Job made after it.
-	BackoffLimit int32 `json:"backoffLimit"`
-	// Count is how many times the job restarted.
-	Count int32 `json:"count"`
-	// Cause says which worker was lost, and how.
-	Cause string `json:"cause"`
-}
+type restartRecord = jobrecord.Restart
 
 // restartOf reads the job's restart record; a missing or unreadable one
 // (edited by hand) is none.
-func restartOf(job *kubeflow.MPIJob) (restartRecord, bool) {
-	var rec restartRecord
-	raw, ok := job.Annotations[AnnotationRestart]
-	if !ok || json.Unmarshal([]byte(raw), &rec) != nil || rec.Replaces == "" {
-		return restartRecord{}, false
-	}
-	return rec, true
-}
+func restartOf(job *kubeflow.MPIJob) (restartRecord, bool) { return jobrecord.RestartOf(job) }
 
 // recordRestart writes rec onto the MPIJob. Only the annotation is
 // patched, on a copy: the response must not replace the defaulted spec the

@@ -115,8 +115,9 @@ func (r *Reconciler) priorities(ctx context.Context) gang.Priorities {
 }
 
 // workerPod is the worker Pod the builder makes, in the job's gang.
-func (r *Reconciler) workerPod(job *kubeflow.MPIJob, i int) *corev1.Pod {
+func (r *Reconciler) workerPod(job *kubeflow.MPIJob, i int, avoid []string) *corev1.Pod {
 	pod := builder.WorkerPod(job, i, r.Options)
+	builder.AvoidNodes(&pod.Spec, avoid)
 	if r.Gang != nil {
 		tmpl := corev1.PodTemplateSpec{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}
 		r.Gang.Decorate(&tmpl, job)
@@ -129,6 +130,7 @@ func (r *Reconciler) workerPod(job *kubeflow.MPIJob, i int) *corev1.Pod {
 // gang.
 func (r *Reconciler) launcherJob(job *kubeflow.MPIJob, suspend bool) *batchv1.Job {
 	l := builder.LauncherJob(job, suspend, r.Options)
+	builder.AvoidNodes(&l.Spec.Template.Spec, r.avoidedNodes(job))
 	recordWorkers(l, job.Workers())
 	if r.Gang != nil {
 		r.Gang.Decorate(&l.Spec.Template, job)

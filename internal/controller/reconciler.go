@@ -50,6 +50,9 @@ type Reconciler struct {
 	// Logs reads the end of a failed launcher's log for its event; nil
 	// leaves it out.
 	Logs LogReader
+	// AvoidLostNodeFor is how long a job's Pods keep off a node a worker
+	// was lost with (avoid.go); zero keeps off none.
+	AvoidLostNodeFor time.Duration
 
 	// mem is what is kept per job between reconciles: a cache, see
 	// memory.go.

@@ -80,9 +80,11 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 		cause = fmt.Sprintf("worker Pod %s failed (%s), which spent a retry", pod.Name, podFailure(pod))
 	}
 	rec := restartRecord{Replaces: l.UID, BackoffLimit: left, Count: prev.Count + 1, Cause: cause}
+	avoided := r.avoidIn(&rec, prev, pod, own)
 	if err := r.recordRestart(ctx, s.job, rec); err != nil {
 		return false, err
 	}
+	r.announceAvoided(ctx, s.job, avoided, pod.Name)
 	// The figures behind the retries given back, for a restart that
 	// spent one the user did not expect it to.
 	ctrl.LoggerFrom(ctx).Info("Restart recorded", "cause", rec.Cause, "count", rec.Count, "replaces", l.UID,

@@ -38,8 +38,9 @@ func (r *Reconciler) createWorkers(ctx context.Context, job *kubeflow.MPIJob, in
 		names[i] = builder.WorkerName(job, idx)
 	}
 	r.Expectations.ExpectCreations(key, names...)
+	avoid := r.avoidedNodes(job)
 	done, err := slowStart(len(indices), r.CreateParallelism, func(i int) error {
-		pod := r.workerPod(job, indices[i])
+		pod := r.workerPod(job, indices[i], avoid)
 		if err := r.create(ctx, job, pod); err != nil {
 			// The informer will not report this Pod as new: lower the
 			// expectation now.

@@ -14,6 +14,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 )
 
 // Description is the output of `kubectl mpi describe`, in JSON and YAML as
@@ -32,6 +33,9 @@ type Description struct {
 	Startup []StartupPhase `json:"startup"`
 	// LastFailure is the last failure, if any.
 	LastFailure *Failure `json:"lastFailure,omitempty"`
+	// AvoidedNodes are the nodes the job's restarts keep its Pods off,
+	// each until its time (the restart record's).
+	AvoidedNodes []jobrecord.AvoidedNode `json:"avoidedNodes,omitempty"`
 	// Events are the MPIJob's, oldest first.
 	Events []Event `json:"events"`
 }
@@ -69,6 +73,7 @@ func Describe(o Objects) Description {
 		Events:     Events(o.Events),
 	}
 	d.LastFailure = LastFailure(job, o.Workers, o.LauncherPods)
+	d.AvoidedNodes = restartOf(job).AvoidNodes
 
 	byIndex := map[int]PodState{}
 	var extra []PodState
@@ -115,6 +120,11 @@ func WriteDescription(w io.Writer, d *Description, now time.Time) error {
 	out.printf("Phase:\t%s\n", d.Phase)
 	out.printf("Workers:\t%d/%d running\n", d.WorkersRunning, d.Workers)
 	out.printf("Restarts:\t%d\n", d.Restarts)
+	for _, a := range d.AvoidedNodes {
+		if now.Before(a.Until.Time) {
+			out.printf("Avoiding node:\t%s for %s more (a worker was lost with it)\n", a.Node, a.Until.Sub(now).Round(time.Second))
+		}
+	}
 	out.printf("Age:\t%s\n", age(d.CreationTimestamp, now))
 
 	out.println("\nConditions:")

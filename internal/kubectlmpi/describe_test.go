@@ -108,3 +108,21 @@ Events:
 		t.Errorf("describe (-want +got):\n%s", diff)
 	}
 }
+
+// The nodes the job's restarts keep it off are shown while they are.
+func TestWriteDescriptionShowsTheNodesAvoided(t *testing.T) {
+	o := failedJob()
+	o.Job.Annotations = map[string]string{AnnotationRestart: `{"replaces":"u","count":1,"cause":"c","avoidNodes":[` +
+		`{"node":"node-a","until":"2026-01-02T03:14:05Z"},{"node":"node-b","until":"2026-01-02T03:04:06Z"}]}`}
+	d := Describe(o)
+	var b strings.Builder
+	if err := WriteDescription(&b, &d, at(60)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Avoiding node:  node-a for 9m0s more (a worker was lost with it)\n") {
+		t.Errorf("no line for node-a, avoided 9 more minutes:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "node-b for") {
+		t.Errorf("node-b, whose time ran out, is shown:\n%s", b.String())
+	}
+}

@@ -69,7 +69,7 @@ func TestLastFailure(t *testing.T) {
 		},
 		"a past restart after the job ran again: the annotation tells the cause": {
 			job: restarted(job(3, cond(kubeflow.JobRestarting, F, 40, "MPIJobRunning", "MPIJob ns/pi is running."),
-				cond(kubeflow.JobRunning, T, 40, "", "")), `{"count":1,"cause":"worker Pod pi-worker-2 was disrupted (Evicted)"}`),
+				cond(kubeflow.JobRunning, T, 40, "", "")), `{"replaces":"u","count":1,"cause":"worker Pod pi-worker-2 was disrupted (Evicted)"}`),
 			want: &Failure{
 				Condition: "Restarting", Reason: "MPIJobRunning", Message: "MPIJob ns/pi is running.",
 				Cause: "worker Pod pi-worker-2 was disrupted (Evicted)", Role: "worker", Pod: "pi-worker-2", Time: tm(40),

@@ -14,7 +14,7 @@ import (
 
 func TestSummarize(t *testing.T) {
 	T := corev1.ConditionTrue
-	j := restarted(job(3, cond(kubeflow.JobRunning, T, 9, "", "")), `{"count":2}`)
+	j := restarted(job(3, cond(kubeflow.JobRunning, T, 9, "", "")), `{"replaces":"u","count":2}`)
 	terminating := tp.Worker(j, 2).Running(at(2)).Obj()
 	terminating.DeletionTimestamp = new(metav1.NewTime(at(20)))
 	got := Summarize(j, pods(

@@ -1,11 +1,10 @@
 package kubectlmpi
 
 import (
-	"encoding/json"
-
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 )
 
 // PhasePending is the phase of a job the operator has not yet marked
@@ -49,25 +48,13 @@ func Phase(job *kubeflow.MPIJob) string {
 }
 
 // AnnotationRestart is the annotation where the operator records the
-// job's latest whole-job restart (internal/controller/durable.go). It is
-// repeated here rather than imported so the plugin does not link the
-// controller; a test checks the two agree.
-const AnnotationRestart = "mpi-operator.kubeflow.org/restart"
-
-// restartRecord is the part of the annotation's JSON the plugin reads.
-type restartRecord struct {
-	Count int32  `json:"count"`
-	Cause string `json:"cause"`
-}
+// job's latest whole-job restart.
+const AnnotationRestart = jobrecord.AnnotationRestart
 
 // restartOf reads the restart annotation; a missing or unreadable one (the
 // job never restarted, or upstream's operator ran it) is no restart.
-func restartOf(job *kubeflow.MPIJob) restartRecord {
-	var rec restartRecord
-	raw, ok := job.Annotations[AnnotationRestart]
-	if !ok || json.Unmarshal([]byte(raw), &rec) != nil {
-		return restartRecord{}
-	}
+func restartOf(job *kubeflow.MPIJob) jobrecord.Restart {
+	rec, _ := jobrecord.RestartOf(job)
 	return rec
 }
 

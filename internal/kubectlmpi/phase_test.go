@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
-	"github.com/mpi-operator/mpi-operator/internal/controller"
 )
 
 func TestPhase(t *testing.T) {
@@ -75,13 +74,5 @@ func TestRestartCount(t *testing.T) {
 				t.Errorf("restart count = %d, want %d", got, tc.want)
 			}
 		})
-	}
-}
-
-// The plugin keeps its own copy of the annotation's name so as not to link
-// the controller.
-func TestRestartAnnotationIsTheOperators(t *testing.T) {
-	if AnnotationRestart != controller.AnnotationRestart {
-		t.Errorf("AnnotationRestart = %q, the operator writes %q", AnnotationRestart, controller.AnnotationRestart)
 	}
 }

@@ -1,0 +1,84 @@
+// Package jobrecord holds what the operator writes on an MPIJob besides
+// its status, in the shape both the controller and kubectl mpi read: one
+// type, so that the two never disagree on it.
+package jobrecord
+
+import (
+	"encoding/json"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+)
+
+// AnnotationRestart, on an MPIJob, records the latest whole-job restart as
+// JSON (Restart). The controller writes it before it ends the old
+// attempt (internal/controller/durable.go).
+const AnnotationRestart = "mpi-operator.kubeflow.org/restart"
+
+// Restart is the value of AnnotationRestart.
+type Restart struct {
+	// Replaces is the UID of the launcher Job the restart ends.
+	Replaces types.UID `json:"replaces"`
+	// BackoffLimit is the backoffLimit of the launcher Job made after it.
+	BackoffLimit int32 `json:"backoffLimit"`
+	// Count is how many times the job restarted.
+	Count int32 `json:"count"`
+	// Cause says which worker was lost, and how.
+	Cause string `json:"cause"`
+	// AvoidNodes are the nodes the job's next attempts keep off: a worker
+	// was lost with each, until the time given.
+	AvoidNodes []AvoidedNode `json:"avoidNodes,omitempty"`
+}
+
+// AvoidedNode is a node the job keeps off until Until.
+type AvoidedNode struct {
+	Node  string      `json:"node"`
+	Until metav1.Time `json:"until"`
+}
+
+// MaxAvoidedNodes caps the nodes a record keeps: the latest are kept. A
+// job that lost workers on more nodes than this has a cluster problem
+// that keeping off nodes will not solve, and the record stays small.
+const MaxAvoidedNodes = 16
+
+// RestartOf reads the job's restart record; a missing or unreadable one
+// (edited by hand, or written by upstream's operator, which writes none)
+// is none.
+func RestartOf(job *kubeflow.MPIJob) (Restart, bool) {
+	var rec Restart
+	raw, ok := job.Annotations[AnnotationRestart]
+	if !ok || json.Unmarshal([]byte(raw), &rec) != nil || rec.Replaces == "" {
+		return Restart{}, false
+	}
+	return rec, true
+}
+
+// Avoiding returns the nodes still avoided at now.
+func (r Restart) Avoiding(now time.Time) []string {
+	var out []string
+	for _, a := range r.AvoidNodes {
+		if now.Before(a.Until.Time) {
+			out = append(out, a.Node)
+		}
+	}
+	return out
+}
+
+// Avoid adds node, kept off until until, to the nodes of prev still
+// avoided at now; the oldest go past MaxAvoidedNodes.
+func Avoid(prev []AvoidedNode, node string, now, until time.Time) []AvoidedNode {
+	var out []AvoidedNode
+	for _, a := range prev {
+		if now.Before(a.Until.Time) && a.Node != node {
+			out = append(out, a)
+		}
+	}
+	out = append(out, AvoidedNode{Node: node, Until: metav1.NewTime(until)})
+	if len(out) > MaxAvoidedNodes {
+		out = out[len(out)-MaxAvoidedNodes:]
+	}
+	return out
+}
