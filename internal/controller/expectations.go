@@ -31,7 +31,8 @@ type expected struct {
 	creates, deletes sets.Set[string]
 	// createdRV is the newest resourceVersion among the creates.
 	createdRV string
-	since     time.Time
+	// since is when the oldest expectation still outstanding was made.
+	since time.Time
 }
 
 // NewExpectations returns an empty store.
@@ -52,7 +53,11 @@ func (e *Expectations) entry(job string) *expected {
 		x = &expected{creates: sets.New[string](), deletes: sets.New[string]()}
 		e.jobs[job] = x
 	}
-	x.since = e.clock.Now()
+	// The fallback counts from the oldest write still awaited: a job that
+	// keeps expecting more must not push it back for ever.
+	if x.creates.Len() == 0 && x.deletes.Len() == 0 {
+		x.since = e.clock.Now()
+	}
 	return x
 }
 

@@ -117,3 +117,24 @@ func bumpRV(t *testing.T, rv string) string {
 	}
 	return strconv.FormatUint(n+1000, 10)
 }
+
+// The fallback counts from the oldest expectation still awaited: expecting
+// more Pods later used to set its clock back each time, so a job whose
+// first create was never seen could wait for ever.
+func TestExpectationsFallbackCountsFromTheOldestWait(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e := NewExpectations(clk)
+	e.ExpectCreations("ns/pi", "pi-worker-0")
+	clk.SetTime(clk.Now().Add(expectationsTimeout - time.Second))
+	e.ExpectDeletions("ns/pi", "pi-worker-1")
+	clk.SetTime(clk.Now().Add(2 * time.Second))
+	if !e.Satisfied("ns/pi") {
+		t.Error("past the timeout since the first expectation, still waiting")
+	}
+	e.CreationObserved("ns/pi", "pi-worker-0")
+	e.DeletionObserved("ns/pi", "pi-worker-1")
+	e.ExpectCreations("ns/pi", "pi-worker-2")
+	if e.Satisfied("ns/pi") {
+		t.Error("a new expectation after all were met is satisfied at once")
+	}
+}

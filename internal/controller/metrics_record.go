@@ -11,6 +11,11 @@ import (
 // leader, reading the status the old one wrote, never counts again what
 // the old one did.
 
+// noteJobInfo sets the job's mpi_operator_job_info.
+func noteJobInfo(job *kubeflow.MPIJob) {
+	jobInfo.WithLabelValues(builder.LauncherName(job), job.Namespace).Set(1)
+}
+
 // recordTransition counts one transition that was just written. st is how
 // the attempt started, when t is the Running of this reconcile.
 func recordTransition(job *kubeflow.MPIJob, t transition, st *startup) {
@@ -21,7 +26,7 @@ func recordTransition(job *kubeflow.MPIJob, t transition, st *startup) {
 	case t.Type == kubeflow.JobCreated:
 		jobsCreated.Inc()
 		nsCreated.WithLabelValues(ns).Inc()
-		jobInfo.WithLabelValues(builder.LauncherName(job), ns).Set(1)
+		noteJobInfo(job)
 	case t.Type == kubeflow.JobSucceeded:
 		jobsSucceeded.Inc()
 		nsSucceeded.WithLabelValues(ns).Inc()

@@ -290,3 +290,16 @@ mpi_operator_namespace_jobs_failed_total{namespace="transitions",reason="Deadlin
 		t.Error(err)
 	}
 }
+
+// A leader that takes over a job created under another shows its
+// mpi_operator_job_info too: it was set on the Created transition only,
+// which the new leader never writes.
+func TestJobInfoForAJobCreatedUnderAnotherLeader(t *testing.T) {
+	f, job, _ := running(t, testjob.MakeMPIJob("pi", "ns").Workers(2).Obj())
+	forgetMetrics(job.Namespace, job.Name) // what the old leader's process held
+	f.r = &Reconciler{Client: f.client, APIReader: f.client, Clock: f.clock, Expectations: NewExpectations(f.clock), Options: f.r.Options}
+	f.reconcile(t, job)
+	if got := testutil.ToFloat64(jobInfo.WithLabelValues("pi-launcher", "ns")); got != 1 {
+		t.Errorf("mpi_operator_job_info of the job = %v after the new leader's reconcile, want 1", got)
+	}
+}

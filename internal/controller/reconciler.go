@@ -174,6 +174,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: expectationsTimeout}, nil
 	}
 
+	if isTrue(&job.Status, kubeflow.JobCreated) {
+		// Every job the API says is created is shown, also by a leader
+		// that took over after its Created transition.
+		noteJobInfo(job)
+	}
 	observed := job.Status.DeepCopy()
 	kubeflow.SetDefaults(job)
 	s := &state{job: job, status: job.Status.DeepCopy(), now: metav1.NewTime(r.Clock.Now())}

@@ -352,3 +352,29 @@ func TestLocalClusterValues(t *testing.T) {
 		t.Errorf("env %v, want none: the release's Pod reaches the API server through the kubernetes Service", c.Env)
 	}
 }
+
+// The Lease may live in another namespace (leaderElection.namespace, the
+// flag --leader-election-namespace): the Role that lets the operator take
+// it, and its binding, go there too. They stayed in the release's
+// namespace, and the operator could not take its Lease.
+func TestChartLeaseRoleFollowsTheLeasesNamespace(t *testing.T) {
+	objs := renderChart(t, map[string]any{"leaderElection": map[string]any{"namespace": "locks"}})
+	d := deployment(t, objs)
+	if !slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--leader-election-namespace=locks") {
+		t.Errorf("args %v, want --leader-election-namespace=locks", d.Spec.Template.Spec.Containers[0].Args)
+	}
+	if diff := cmp.Diff(generatedRoles(t)["Role"], rulesOf(t, objs, "Role", "mpi-operator", "locks")); diff != "" {
+		t.Errorf("leader election Role rules in locks (-config/rbac +chart):\n%s", diff)
+	}
+	var found bool
+	for _, u := range objs.ofKind("RoleBinding") {
+		var rb rbacv1.RoleBinding
+		decode(t, u, &rb)
+		if rb.Namespace == "locks" && rb.RoleRef.Name == "mpi-operator" && len(rb.Subjects) == 1 && rb.Subjects[0].Namespace == chartNS {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no RoleBinding in locks binding the Role to the operator's ServiceAccount")
+	}
+}
