@@ -155,7 +155,9 @@ func run(o options, up *upstreamFlags) error {
 		LeaseDuration:           &o.leaseDuration,
 		RenewDeadline:           &o.renewDeadline,
 		RetryPeriod:             &o.retryPeriod,
-		// The manager exits when it loses the lease; a fresh process
+		// A leader that stops (a rollout, a drain) gives its Lease up,
+		// so a standby takes over at once instead of after the lease
+		// duration. One that loses the Lease exits, and a fresh process
 		// starts from a fresh cache.
 		LeaderElectionReleaseOnCancel: true,
 	})

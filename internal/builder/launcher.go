@@ -37,11 +37,9 @@ func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job 
 		addWaitForWorkers(spec)
 	}
 
+	// Always is refused for the launcher (the CRD's rules, Validate).
 	policy := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].RestartPolicy
 	spec.RestartPolicy = podRestartPolicy(policy)
-	if spec.RestartPolicy == corev1.RestartPolicyAlways {
-		spec.RestartPolicy = corev1.RestartPolicyOnFailure
-	}
 
 	return &batchv1.Job{
 		ObjectMeta: objectMeta(job, LauncherName(job), labels),

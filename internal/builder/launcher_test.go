@@ -267,10 +267,6 @@ func TestLauncherRestartAndFailurePolicy(t *testing.T) {
 				},
 			}},
 		},
-		"Always (refused by validation) falls back to OnFailure": {
-			policy:      kubeflow.RestartPolicyAlways,
-			wantRestart: corev1.RestartPolicyOnFailure,
-		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

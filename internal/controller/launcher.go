@@ -153,11 +153,13 @@ func launcherMustWait(s *state, kids *children) bool {
 const formerLauncherGrace = 30 * time.Second
 
 // previousAttemptStopping reports whether a Pod of the previous attempt is
-// still stopping. A worker being deleted keeps its address in the
-// Service's DNS records (publishNotReadyAddresses) until it is gone, so a
-// new launcher would find its name resolvable and run mpirun against the
-// dying Pod; a former launcher Pod still running would run a second mpirun
-// beside the new one.
+// still stopping. A worker being deleted holds its name until it is gone,
+// so its replacement cannot be made; and where kube-controller-manager
+// publishes the job's addresses (a Service upstream's operator made, with
+// publishNotReadyAddresses) its address stays in DNS until then, and a new
+// launcher would run mpirun against the dying Pod (the operator's own
+// EndpointSlices drop it at once: builder.EndpointSlices). A former
+// launcher Pod still running would run a second mpirun beside the new one.
 func previousAttemptStopping(s *state, kids *children) bool {
 	for i := range int(s.job.Workers()) {
 		if p := kids.workers[i]; p != nil && isTerminating(p) {

@@ -104,13 +104,10 @@ func minResources(job *kubeflow.MPIJob, minMember int32, priorities Priorities) 
 		roles = append(roles, ro)
 	}
 	if total > minMember && len(roles) == 2 {
-		// Higher priority first; on a tie the workers are the ones cut.
+		// Higher priority first; a stable sort keeps the launcher first
+		// on a tie, so the workers are the ones cut.
 		slices.SortStableFunc(roles, func(a, b role) int { return cmp.Compare(b.priority, a.priority) })
-		cut := 1
-		if roles[0].priority == roles[1].priority && roles[0].typ == kubeflow.MPIReplicaTypeWorker {
-			cut = 0
-		}
-		roles[cut].replicas = minMember - 1
+		roles[1].replicas = minMember - 1
 	}
 	for _, ro := range roles {
 		addPodResources(sum, *ro.spec, int64(ro.replicas))
