@@ -75,23 +75,37 @@ func upstreamChildren(job *kubeflow.MPIJob) []client.Object {
 // TestAdoptsTheChildrenUpstreamsOperatorMade is an operator swap mid-job:
 // upstream's operator made every child, then this one starts. It must
 // take them over (none replaced, none duplicated) and carry the job on.
-func TestAdoptsTheChildrenUpstreamsOperatorMade(t *testing.T) {
+// operatorNotStarted is the creation the controller waits for until the
+// test has made upstream's children: until then it acts as if it were not
+// running yet.
+const operatorNotStarted = "operator-not-started"
+
+// jobUpstreamMade is a job of two workers, pi in a new namespace, whose
+// children upstream's operator made (upstreamChildren), while this
+// controller waits (operatorNotStarted: report it to start it). It
+// returns the job and the children made.
+func jobUpstreamMade(t *testing.T) (*kubeflow.MPIJob, []client.Object) {
+	t.Helper()
 	ns := newNamespace(t)
-	ctx := context.Background()
-	key := ns + "/pi"
-	// Until the children exist, this controller acts as if it were not
-	// running yet: it waits for a creation that only the test reports.
-	const hold = "operator-not-started"
-	r.Expectations.ExpectCreations(key, hold)
+	r.Expectations.ExpectCreations(ns+"/pi", operatorNotStarted)
 	job := createJob(t, testjob.MakeMPIJob("pi", ns).Workers(2).Obj())
-	uids := map[string]types.UID{}
-	for _, obj := range upstreamChildren(job) {
-		if err := k8s.Create(ctx, obj); err != nil {
+	objs := upstreamChildren(job)
+	for _, obj := range objs {
+		if err := k8s.Create(context.Background(), obj); err != nil {
 			t.Fatalf("creating upstream's %T %s: %v", obj, obj.GetName(), err)
 		}
+	}
+	return job, objs
+}
+
+func TestAdoptsTheChildrenUpstreamsOperatorMade(t *testing.T) {
+	job, objs := jobUpstreamMade(t)
+	ns, key := job.Namespace, job.Namespace+"/pi"
+	uids := map[string]types.UID{}
+	for _, obj := range objs {
 		uids[fmt.Sprintf("%T/%s", obj, obj.GetName())] = obj.GetUID()
 	}
-	r.Expectations.CreationObserved(key, hold)
+	r.Expectations.CreationObserved(key, operatorNotStarted)
 
 	runWorkers(t, job, 2)
 	startLauncher(t, job)
@@ -112,7 +126,7 @@ func TestAdoptsTheChildrenUpstreamsOperatorMade(t *testing.T) {
 		}
 		return true, nil
 	})
-	if pods, err := workerPods(ctx, job); err != nil || len(pods) != 2 {
+	if pods, err := workerPods(context.Background(), job); err != nil || len(pods) != 2 {
 		t.Errorf("worker Pods: %d, %v; want upstream's 2", len(pods), err)
 	}
 	cm := &corev1.ConfigMap{}
@@ -138,17 +152,11 @@ func TestAdoptsTheChildrenUpstreamsOperatorMade(t *testing.T) {
 // Before, it was read past the cache on every reconcile and never
 // labelled, and the job stayed Running after its launcher completed.
 func TestAdoptsUpstreamsLauncherJobWhosePodRuns(t *testing.T) {
-	ns := newNamespace(t)
 	ctx := context.Background()
-	key := ns + "/pi"
-	const hold = "operator-not-started"
-	r.Expectations.ExpectCreations(key, hold)
-	job := createJob(t, testjob.MakeMPIJob("pi", ns).Workers(2).Obj())
+	job, objs := jobUpstreamMade(t)
+	ns, key := job.Namespace, job.Namespace+"/pi"
 	var launcher *batchv1.Job
-	for _, obj := range upstreamChildren(job) {
-		if err := k8s.Create(ctx, obj); err != nil {
-			t.Fatalf("creating upstream's %T %s: %v", obj, obj.GetName(), err)
-		}
+	for _, obj := range objs {
 		if l, ok := obj.(*batchv1.Job); ok {
 			launcher = l
 		}
@@ -164,7 +172,7 @@ func TestAdoptsUpstreamsLauncherJobWhosePodRuns(t *testing.T) {
 		t.Fatalf("creating the launcher's Pod: %v", err)
 	}
 	// This operator starts: the Pod updates below bring its reconciles.
-	r.Expectations.CreationObserved(key, hold)
+	r.Expectations.CreationObserved(key, operatorNotStarted)
 	setPodPhase(t, pod, corev1.PodRunning, true)
 	startLauncher(t, job)
 	for _, w := range []string{"pi-worker-0", "pi-worker-1"} {
