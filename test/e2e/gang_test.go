@@ -191,9 +191,23 @@ func withOperatorArgs(t *testing.T, extra ...string) {
 			t.Fatalf("updating the operator's arguments: %v", err)
 		}
 		waitRolledOut(t, key)
+		waitLedByCurrentPod(t, args)
 	}
 	setArgs(append(slices.Clone(original), extra...))
 	t.Cleanup(func() { setArgs(original) })
+}
+
+// waitLedByCurrentPod waits until the Lease is held by an operator Pod
+// running args. A rolled-out Deployment no longer counts a replaced Pod
+// that is still stopping, and that Pod may still lead for a moment: a job
+// created then was reconciled by the old operator (its launcher made
+// without the gang's scheduling group, in one CI run).
+func waitLedByCurrentPod(t *testing.T, args []string) {
+	t.Helper()
+	leaderPod(t, func(holder string) bool {
+		p, err := clientset.CoreV1().Pods(operatorNamespace).Get(context.Background(), holder, metav1.GetOptions{})
+		return err == nil && p.DeletionTimestamp == nil && slices.Equal(p.Spec.Containers[0].Args, args)
+	})
 }
 
 // waitRolledOut waits until the Deployment runs only Pods of its latest
