@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -60,12 +59,7 @@ func (r *Reconciler) avoidedNodes(job *kubeflow.MPIJob) []string {
 // It returns that node, or "".
 func (r *Reconciler) avoidIn(rec *restartRecord, prev restartRecord, pod *corev1.Pod, own bool) string {
 	now := r.Clock.Now()
-	var kept []jobrecord.AvoidedNode
-	for _, a := range prev.AvoidNodes {
-		if now.Before(a.Until.Time) {
-			kept = append(kept, a)
-		}
-	}
+	kept := jobrecord.StillAvoided(prev.AvoidNodes, now)
 	rec.AvoidNodes = kept
 	node, lost := lostToItsNode(pod)
 	if own || !lost || r.AvoidLostNodeFor <= 0 {
@@ -82,5 +76,5 @@ func (r *Reconciler) announceAvoided(_ context.Context, job *kubeflow.MPIJob, no
 		return
 	}
 	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonAvoidingNode, "Restart",
-		"%s", fmt.Sprintf("The next attempt keeps off node %s for %s: worker Pod %s was lost with it", node, r.AvoidLostNodeFor, worker))
+		"The next attempt keeps off node %s for %s: worker Pod %s was lost with it", node, r.AvoidLostNodeFor, worker)
 }

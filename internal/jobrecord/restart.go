@@ -5,6 +5,7 @@ package jobrecord
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,15 +68,21 @@ func (r Restart) Avoiding(now time.Time) []string {
 	return out
 }
 
-// Avoid adds node, kept off until until, to the nodes of prev still
-// avoided at now; the oldest go past MaxAvoidedNodes.
-func Avoid(prev []AvoidedNode, node string, now, until time.Time) []AvoidedNode {
+// StillAvoided returns the nodes of prev still avoided at now.
+func StillAvoided(prev []AvoidedNode, now time.Time) []AvoidedNode {
 	var out []AvoidedNode
 	for _, a := range prev {
-		if now.Before(a.Until.Time) && a.Node != node {
+		if now.Before(a.Until.Time) {
 			out = append(out, a)
 		}
 	}
+	return out
+}
+
+// Avoid adds node, kept off until until, to the nodes of prev still
+// avoided at now; the oldest go past MaxAvoidedNodes.
+func Avoid(prev []AvoidedNode, node string, now, until time.Time) []AvoidedNode {
+	out := slices.DeleteFunc(StillAvoided(prev, now), func(a AvoidedNode) bool { return a.Node == node })
 	out = append(out, AvoidedNode{Node: node, Until: metav1.NewTime(until)})
 	if len(out) > MaxAvoidedNodes {
 		out = out[len(out)-MaxAvoidedNodes:]
