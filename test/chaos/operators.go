@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,7 +29,8 @@ const leaseName = "mpi-operator"
 // one Lease, each a distinct identity (the process's own, made by
 // controller-runtime), and restarts whichever dies: one is always there to
 // take over. A slot is a place for one process; its metrics endpoint tells
-// whether the process in it leads (mpi_operator_is_leader).
+// whether the process in it leads (mpi_operator_is_leader) and whether it
+// has reconciled yet (controller_runtime_reconcile_total).
 type operators struct {
 	o          options
 	kubeconfig string
@@ -45,6 +47,11 @@ type slot struct {
 	starts int
 	// leading is when this process was first seen leading; zero if not.
 	leading time.Time
+	// working is when this process, leading, was first seen to have
+	// reconciled a job; zero if not yet. A new leader first syncs its
+	// caches, which takes several times longer with -race: a kill timed
+	// from leading alone can stop every leader before it does any work.
+	working time.Time
 }
 
 // maxStarts bounds the restarts of one slot.
@@ -95,7 +102,7 @@ func (ops *operators) keep(ctx context.Context, s *slot) {
 			return
 		}
 		s.mu.Lock()
-		s.pid, s.leading = cmd.Process.Pid, time.Time{}
+		s.pid, s.leading, s.working = cmd.Process.Pid, time.Time{}, time.Time{}
 		s.mu.Unlock()
 		done := make(chan struct{})
 		go func() {
@@ -144,46 +151,75 @@ func (ops *operators) wait() {
 	}
 }
 
-// isLeader asks a process's metrics endpoint whether it leads.
-func isLeader(ctx context.Context, addr string) bool {
+// metricsState is what a process's metrics endpoint says of it.
+type metricsState struct {
+	leads bool
+	// reconciles is the sum of controller_runtime_reconcile_total over
+	// the mpijob controller's results.
+	reconciles float64
+}
+
+// readMetrics asks a process's metrics endpoint whether it leads and how
+// many reconciles it has done.
+func readMetrics(ctx context.Context, addr string) metricsState {
+	var m metricsState
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
-		return false
+		return m
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return false
+		return m
 	}
 	defer func() { _ = resp.Body.Close() }()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "mpi_operator_is_leader 1" {
-			return true
+		m.add(sc.Text())
+	}
+	return m
+}
+
+// add takes one line of the Prometheus text format into m.
+func (m *metricsState) add(line string) {
+	line = strings.TrimSpace(line)
+	switch {
+	case line == "mpi_operator_is_leader 1":
+		m.leads = true
+	case strings.HasPrefix(line, "controller_runtime_reconcile_total{") && strings.Contains(line, `controller="mpijob"`):
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+				m.reconciles += v
+			}
 		}
 	}
-	return false
 }
 
 // leader returns the slot whose process leads now, updating when each
-// was first seen leading.
+// was first seen leading and first seen working.
 func (ops *operators) leader(ctx context.Context) *slot {
 	var found *slot
 	for _, s := range ops.slots {
 		s.mu.Lock()
 		pid := s.pid
 		s.mu.Unlock()
-		lead := pid != 0 && isLeader(ctx, s.metrics)
+		var m metricsState
+		if pid != 0 {
+			m = readMetrics(ctx, s.metrics)
+		}
 		s.mu.Lock()
 		switch {
-		case lead && s.leading.IsZero():
+		case !m.leads:
+			s.leading, s.working = time.Time{}, time.Time{}
+		case s.leading.IsZero():
 			s.leading = time.Now()
-		case !lead:
-			s.leading = time.Time{}
 		}
-		if lead {
+		if m.leads && m.reconciles > 0 && s.working.IsZero() {
+			s.working = time.Now()
+		}
+		if m.leads {
 			found = s
 		}
 		s.mu.Unlock()
@@ -211,17 +247,17 @@ func (ops *operators) waitLeader(ctx context.Context, bound time.Duration) error
 }
 
 // killStats are the leader kills and how long each takeover took: from
-// the SIGKILL to a process seen leading again.
+// the SIGKILL to the next leader's first reconcile.
 type killStats struct {
 	Kills     int
 	Takeovers []time.Duration
 }
 
-// killLeaders kills the leader with SIGKILL once it has led for a random
-// time between killAfterMin and killAfter, at most o.kills times, until ctx
-// ends. A killed leader cannot release the Lease: the other process takes
-// over when the Lease expires (-lease-duration), which is the failover a
-// crash causes.
+// killLeaders kills the leader with SIGKILL once it has worked (led and
+// reconciled) for a random time between killAfterMin and killAfter, at
+// most o.kills times, until ctx ends. A killed leader cannot release the
+// Lease: the other process takes over when the Lease expires
+// (-lease-duration), which is the failover a crash causes.
 func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) killStats {
 	var st killStats
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -239,13 +275,16 @@ func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) k
 			continue
 		}
 		s.mu.Lock()
-		pid, since := s.pid, s.leading
+		pid, leading, working := s.pid, s.leading, s.working
 		s.mu.Unlock()
+		if working.IsZero() || pid == 0 {
+			continue
+		}
 		if !killedAt.IsZero() {
-			st.Takeovers = append(st.Takeovers, since.Sub(killedAt))
+			st.Takeovers = append(st.Takeovers, working.Sub(killedAt))
 			killedAt = time.Time{}
 		}
-		if time.Since(since) < hold || pid == 0 {
+		if time.Since(working) < hold {
 			continue
 		}
 		holder := "?"
@@ -257,8 +296,8 @@ func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) k
 		}
 		killedAt = time.Now()
 		st.Kills++
-		logf("kill %d/%d: leader %s (pid %d, Lease holder %s) after %s leading", st.Kills, ops.o.kills,
-			s.name, pid, holder, time.Since(since).Round(100*time.Millisecond))
+		logf("kill %d/%d: leader %s (pid %d, Lease holder %s) after %s leading, %s reconciling", st.Kills, ops.o.kills,
+			s.name, pid, holder, time.Since(leading).Round(100*time.Millisecond), time.Since(working).Round(100*time.Millisecond))
 		hold = ops.o.killAfterMin + time.Duration(rng.Int64N(int64(ops.o.killAfter-ops.o.killAfterMin)+1))
 	}
 	return st

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A leader's kill is timed from its first reconcile, read from the
+// mpijob controller's reconcile counter: the other controllers' counters
+// and a follower's zero do not count.
+func TestMetricsStateReadsLeadershipAndReconciles(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		text       string
+		leads      bool
+		reconciles float64
+	}{
+		{"follower", "mpi_operator_is_leader 0\n", false, 0},
+		{"leader syncing its caches", "mpi_operator_is_leader 1\n" +
+			`controller_runtime_reconcile_total{controller="mpijob",result="success"} 0` + "\n", true, 0},
+		{"leader working", "# HELP x\nmpi_operator_is_leader 1\n" +
+			`controller_runtime_reconcile_total{controller="mpijob",result="error"} 2` + "\n" +
+			`controller_runtime_reconcile_total{controller="mpijob",result="success"} 5` + "\n" +
+			`controller_runtime_reconcile_total{controller="other",result="success"} 40` + "\n", true, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m metricsState
+			for l := range strings.Lines(tc.text) {
+				m.add(l)
+			}
+			if m.leads != tc.leads || m.reconciles != tc.reconciles {
+				t.Errorf("got leads=%v reconciles=%v, want %v %v", m.leads, m.reconciles, tc.leads, tc.reconciles)
+			}
+		})
+	}
+}
