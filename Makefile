@@ -144,9 +144,17 @@ kueue-up: cluster-up ## start Kueue against the local cluster (idempotent)
 kueue-down: ## stop Kueue and remove its queues and webhooks (cluster-down does too)
 	hack/kueue/down.sh
 
+E2E_TEST = KUBECONFIG=$$(hack/cluster/kubeconfig.sh) E2E_REQUIRE_KUEUE=1 go test -count=1 -tags e2e -timeout 45m -v ./test/e2e/
+
 .PHONY: test-e2e
 test-e2e: kueue-up ## real MPI jobs on the local cluster, some queued by Kueue
-	KUBECONFIG=$$(hack/cluster/kubeconfig.sh) E2E_REQUIRE_KUEUE=1 go test -count=1 -tags e2e -timeout 45m -v ./test/e2e/
+	$(E2E_TEST)
+
+# What CI runs: the same suite with the operator built with -race
+# (hack/cluster/race-image.sh); a race an operator Pod reports fails it.
+.PHONY: test-e2e-race
+test-e2e-race: kueue-up ## make test-e2e on the operator built with -race
+	image=$$(hack/cluster/race-image.sh) && E2E_OPERATOR_IMAGE=$$image $(E2E_TEST)
 
 # A release: dist/ gets install.yaml, the packaged chart, the operator image
 # for linux/amd64 and linux/arm64 (ko, an OCI layout), the kubectl-mpi

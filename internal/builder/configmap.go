@@ -1,7 +1,6 @@
 package builder
 
 import (
-	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 )
 
 // ConfigMap is the job's hostfile, discover_hosts.sh, known_hosts and
@@ -92,7 +92,7 @@ func DiscoverHosts(job *kubeflow.MPIJob, running []int, opts Options) string {
 	prefix, suffix, _ := strings.Cut(HostName(job, WorkerName(job, 0), opts), WorkerName(job, 0))
 	prefix += workerNamePrefix(job)
 	b.WriteString(discoverRangesPrefix)
-	b.WriteString(indexRanges(running))
+	b.WriteString(jobrecord.IndicesOf(running).String())
 	b.WriteString("; do\n  i=${r%-*}\n  while [ \"$i\" -le \"${r#*-}\" ]; do\n")
 	fmt.Fprintf(&b, "    echo \"%s$i%s:%d\"\n", prefix, suffix, slots)
 	b.WriteString("    i=$((i + 1))\n  done\ndone\n")
@@ -102,27 +102,6 @@ func DiscoverHosts(job *kubeflow.MPIJob, running []int, opts Options) string {
 // discoverRangesPrefix starts the line of discover_hosts.sh that lists the
 // running workers' indices.
 const discoverRangesPrefix = "for r in "
-
-// indexRanges writes increasing indices as space-separated ranges: "0-3 5
-// 7-9".
-func indexRanges(indices []int) string {
-	var b strings.Builder
-	for i := 0; i < len(indices); {
-		j := i
-		for j+1 < len(indices) && indices[j+1] == indices[j]+1 {
-			j++
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(strconv.Itoa(indices[i]))
-		if j > i {
-			fmt.Fprintf(&b, "-%d", indices[j])
-		}
-		i = j + 1
-	}
-	return b.String()
-}
 
 // HostfileHosts returns the hosts a hostfile lists, in either syntax
 // Hostfile writes.
@@ -173,11 +152,9 @@ func DiscoveredHosts(script string) []string {
 			// The loop's line: "<prefix>$i<suffix>:<slots>".
 			host := lineHost(strings.TrimSuffix(tmpl, `"`))
 			prefix, suffix, _ := strings.Cut(host, "$i")
-			for _, r := range strings.Fields(ranges) {
-				first, last, _ := strings.Cut(r, "-")
-				lo, err1 := strconv.Atoi(first)
-				hi, err2 := strconv.Atoi(cmp.Or(last, first))
-				for i := lo; err1 == nil && err2 == nil && i <= hi; i++ {
+			indices, _ := jobrecord.ParseIndices(ranges)
+			for _, r := range indices {
+				for i := r.Lo; i <= r.Hi; i++ {
 					out = append(out, prefix+strconv.Itoa(i)+suffix)
 				}
 			}

@@ -24,9 +24,9 @@ import (
 //     activeDeadlineSeconds counts from), completionTime;
 //   - the launcher Job: the retries the program has left (backoffLimit
 //     less status.failed), its suspension;
-//   - the hostfile in the ConfigMap: which workers the running attempt
-//     was given, so a worker removed by a scale-down is told from one
-//     lost to a disruption;
+//   - which workers the hostfile lists, in the AnnotationHostfileWorkers
+//     annotation on the MPIJob, so a worker removed by a scale-down is told
+//     from one lost to a disruption;
 //   - a restart in progress, in the AnnotationRestart annotation below;
 //   - how many workers the launcher Job's attempt was given, in the
 //     AnnotationWorkers annotation on it.
@@ -48,23 +48,44 @@ type restartRecord = jobrecord.Restart
 // (edited by hand) is none.
 func restartOf(job *kubeflow.MPIJob) (restartRecord, bool) { return jobrecord.RestartOf(job) }
 
-// recordRestart writes rec onto the MPIJob. Only the annotation is
+// recordRestart writes rec onto the MPIJob.
+func (r *Reconciler) recordRestart(ctx context.Context, job *kubeflow.MPIJob, rec restartRecord) error {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encoding restart record: %w", err)
+	}
+	if err := r.annotate(ctx, job, AnnotationRestart, string(raw)); err != nil {
+		return fmt.Errorf("recording restart on MPIJob: %w", err)
+	}
+	return nil
+}
+
+// AnnotationHostfileWorkers, on an MPIJob, lists the workers its hostfile
+// lists (jobrecord.AnnotationHostfileWorkers).
+const AnnotationHostfileWorkers = jobrecord.AnnotationHostfileWorkers
+
+// recordHostfileWorkers writes the workers the hostfile is about to list
+// onto the MPIJob.
+func (r *Reconciler) recordHostfileWorkers(ctx context.Context, job *kubeflow.MPIJob, listed jobrecord.Indices) error {
+	if err := r.annotate(ctx, job, AnnotationHostfileWorkers, listed.String()); err != nil {
+		return fmt.Errorf("recording the hostfile's workers on MPIJob: %w", err)
+	}
+	return nil
+}
+
+// annotate sets one annotation of the MPIJob. Only the annotation is
 // patched, on a copy: the response must not replace the defaulted spec the
 // reconcile works with. The patch carries the resourceVersion the
 // reconcile read, so a job changed since (a stale cache, another writer)
 // refuses it and the decision is taken again on fresh data. The job takes
 // the new resourceVersion, so this reconcile's status write does not
 // conflict with its own patch.
-func (r *Reconciler) recordRestart(ctx context.Context, job *kubeflow.MPIJob, rec restartRecord) error {
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("encoding restart record: %w", err)
-	}
+func (r *Reconciler) annotate(ctx context.Context, job *kubeflow.MPIJob, key, value string) error {
 	read, written := job.DeepCopy(), job.DeepCopy()
-	metav1.SetMetaDataAnnotation(&written.ObjectMeta, AnnotationRestart, string(raw))
+	metav1.SetMetaDataAnnotation(&written.ObjectMeta, key, value)
 	patch := client.MergeFromWithOptions(read, client.MergeFromWithOptimisticLock{})
 	if err := r.Client.Patch(ctx, written, patch); err != nil {
-		return fmt.Errorf("recording restart on MPIJob: %w", err)
+		return err
 	}
 	job.Annotations, job.ResourceVersion = written.Annotations, written.ResourceVersion
 	return nil

@@ -52,6 +52,9 @@ func (r *Reconciler) handleWorkerFailures(ctx context.Context, s *state, kids *c
 			}
 			continue
 		}
+		if err := r.recordFailure(ctx, s.job, pod); err != nil {
+			return true, err
+		}
 		r.markFailed(s, ReasonWorkerFailed, fmt.Sprintf("worker Pod %s failed: %s", pod.Name, podFailure(pod)))
 		return true, r.stopEverything(ctx, s.job, kids)
 	}

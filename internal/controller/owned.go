@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 	"github.com/mpi-operator/mpi-operator/internal/sshkey"
 )
 
@@ -208,7 +210,10 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, s *state, kids *childr
 		r.mem.discoverPace.wrote(jobKey(job), s.now.Time, false)
 		return nil
 	}
-	keepOutStoppingWorkers(s, kids, r.Options, have, want)
+	listed := keepOutStoppingWorkers(s, kids, r.Options, want)
+	if err := r.noteHostfileWorkers(ctx, job, listed, have.Data[builder.HostfileKey] != want.Data[builder.HostfileKey]); err != nil {
+		return err
+	}
 	if maps.Equal(have.Data, want.Data) {
 		return nil
 	}
@@ -247,32 +252,42 @@ func onlyDiscoverHostsDiffers(have, want map[string]string) bool {
 
 // keepOutStoppingWorkers leaves out of the wanted hostfile the workers
 // whose Pod is still stopping and that the hostfile in place does not
-// list: after a scale-down and up again, the Pod the scale-down removed.
-// So a stopping worker the hostfile lists was taken from the running
-// attempt, and only that restarts the job (firstDisruptionSince). The new
-// attempt waits for such Pods anyway (previousAttemptStopping); the line
-// comes back once the Pod is gone.
-func keepOutStoppingWorkers(s *state, kids *children, opts builder.Options, have, want *corev1.ConfigMap) {
-	var listed map[string]bool
+// list (AnnotationHostfileWorkers): after a scale-down and up again, the
+// Pod the scale-down removed. So a stopping worker the hostfile lists was
+// taken from the running attempt, and only that restarts the job
+// (firstDisruptionSince). The new attempt waits for such Pods anyway
+// (previousAttemptStopping); the line comes back once the Pod is gone. It
+// returns the workers the wanted hostfile lists.
+func keepOutStoppingWorkers(s *state, kids *children, opts builder.Options, want *corev1.ConfigMap) jobrecord.Indices {
+	recorded, ok := jobrecord.HostfileWorkers(s.job)
+	n := int(s.job.Workers())
+	listed := make([]int, 0, n)
 	drop := map[string]bool{}
-	for i := range int(s.job.Workers()) {
-		p := kids.workers[i]
-		if p == nil || !isTerminating(p) {
+	for i := range n {
+		if p := kids.workers[i]; ok && p != nil && isTerminating(p) && !recorded.Contains(i) {
+			drop[builder.HostName(s.job, p.Name, opts)] = true
 			continue
 		}
-		if listed == nil {
-			listed = map[string]bool{}
-			for _, h := range builder.HostfileHosts(have.Data[builder.HostfileKey]) {
-				listed[h] = true
-			}
-		}
-		if h := builder.HostName(s.job, p.Name, opts); !listed[h] {
-			drop[h] = true
-		}
+		listed = append(listed, i)
 	}
 	if len(drop) > 0 {
 		want.Data[builder.HostfileKey] = builder.HostfileWithout(want.Data[builder.HostfileKey], drop)
 	}
+	return jobrecord.IndicesOf(listed)
+}
+
+// noteHostfileWorkers records on the MPIJob the workers the hostfile is
+// to list, before the ConfigMap is written and before a scale-down's
+// workers are deleted (startAttempt comes after): a reconcile that sees
+// such a worker stopping then also sees that the hostfile no longer
+// lists it. A job whose hostfile was never rewritten (changes is false,
+// nothing recorded) needs no record: its hostfile lists every worker.
+func (r *Reconciler) noteHostfileWorkers(ctx context.Context, job *kubeflow.MPIJob, listed jobrecord.Indices, changes bool) error {
+	recorded, ok := jobrecord.HostfileWorkers(job)
+	if ok && slices.Equal(recorded, listed) || !ok && !changes {
+		return nil
+	}
+	return r.recordHostfileWorkers(ctx, job, listed)
 }
 
 // dropsHosts reports whether discover_hosts.sh script to lists fewer of the

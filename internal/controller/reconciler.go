@@ -293,6 +293,9 @@ func (r *Reconciler) sync(ctx context.Context, s *state) error {
 	updateReplicaStatuses(s, kids)
 	r.readFailedLauncherLog(ctx, s, kids)
 	updateProgress(s, kids)
+	if err := r.recordLauncherFailure(ctx, s, kids); err != nil {
+		return err
+	}
 	s.holdCounts = kids.launcher != nil && isJobFinishing(kids.launcher)
 	if isFinished(s.status) {
 		return r.cleanupPods(ctx, s, kids)

@@ -18,6 +18,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 )
 
 // A job restarts as a whole when the infrastructure takes a worker away
@@ -54,7 +55,7 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 	if l == nil || l.Status.StartTime == nil || kids.launcherSucceeded {
 		return false, nil
 	}
-	pod, at, own := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time, r.listing(ctx, s.job, r.Options))
+	pod, at, own := firstDisruptionSince(s.job, kids, l.Status.StartTime.Time)
 	if pod == nil {
 		return false, nil
 	}
@@ -68,6 +69,9 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 	if own {
 		// The worker's own failure spends a retry, as the launcher's do.
 		if left == 0 {
+			if err := r.recordFailure(ctx, s.job, pod); err != nil {
+				return true, err
+			}
 			r.markFailed(s, ReasonBackoffLimitExceeded, fmt.Sprintf("worker Pod %s failed: %s; no retry of backoffLimit is left",
 				pod.Name, podFailure(pod)))
 			return true, r.stopEverything(ctx, s.job, kids)
@@ -79,7 +83,8 @@ func (r *Reconciler) restartOnDisruption(ctx context.Context, s *state, kids *ch
 	if own {
 		cause = fmt.Sprintf("worker Pod %s failed (%s), which spent a retry", pod.Name, podFailure(pod))
 	}
-	rec := restartRecord{Replaces: l.UID, BackoffLimit: left, Count: prev.Count + 1, Cause: cause}
+	lost := failureOf(pod)
+	rec := restartRecord{Replaces: l.UID, BackoffLimit: left, Count: prev.Count + 1, Cause: cause, Lost: &lost}
 	avoided := r.avoidIn(&rec, prev, pod, own)
 	if err := r.recordRestart(ctx, s.job, rec); err != nil {
 		return false, err
@@ -137,31 +142,34 @@ const defaultBackoffLimit = 6
 // later deletion, by a suspend say, must not hide an earlier loss; found
 // by make chaos-short, seed 12320). Disruptions from
 // before the current launcher started are already repaired by replacing
-// the worker; restarting for them again would loop.
+// the worker; restarting for them again would loop. Whether the hostfile
+// lists a worker is read from the MPIJob (AnnotationHostfileWorkers),
+// never from the ConfigMap, which the cache may show late.
 //   - A worker being deleted counts only if the hostfile lists it: one the
 //     controller is deleting after a scale-down, still stopping when the
 //     job is scaled up again, was no longer part of the attempt.
 //   - A worker whose Pod is gone without the controller having seen it
 //     stop (force-deleted, or lost while no operator led) counts if it was
-//     part of the attempt: discover_hosts.sh lists it as running (it drops
-//     a worker at once when its Pod goes), or the launcher's own container
-//     ran, which it does only once every host of the hostfile resolved,
-//     and the worker is one the launcher Job was made for and the
-//     hostfile lists (not one a scale-up added). When it went is not
-//     known, so the attempt's start stands for it.
-func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time, listed *listing) (*corev1.Pod, time.Time, bool) {
+//     part of the attempt: the launcher's own container ran, which it
+//     does only once every host of the hostfile resolved, and the worker
+//     is one the launcher Job was made for (AnnotationWorkers: not one a
+//     scale-up added) and the hostfile lists. When it went is not known,
+//     so the attempt's start stands for it.
+func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time) (*corev1.Pod, time.Time, bool) {
 	policy := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].RestartPolicy
 	ran, attempt := launcherRan(kids.launcherPods), math.MaxInt
 	if kids.launcher != nil {
 		attempt = attemptWorkers(kids.launcher)
 	}
+	recorded, recordedOK := jobrecord.HostfileWorkers(job)
+	listed := func(i int) bool { return !recordedOK || recorded.Contains(i) }
 	var first *corev1.Pod
 	var firstAt time.Time
 	var firstOwn bool
 	for i := range int(job.Workers()) {
 		p := kids.workers[i]
 		if p == nil {
-			if listed.running(builder.WorkerName(job, i)) || (ran && i < attempt && listed.inHostfile(builder.WorkerName(job, i))) {
+			if ran && i < attempt && listed(i) {
 				// When it went is not known: the attempt's start stands
 				// for it, and nothing can come earlier.
 				return goneWorker(job, i), since, false
@@ -169,7 +177,7 @@ func firstDisruptionSince(job *kubeflow.MPIJob, kids *children, since time.Time,
 			continue
 		}
 		at, ok := disruptedAt(p)
-		if !ok && isTerminating(p) && !isPodFinished(p) && listed.inHostfile(p.Name) {
+		if !ok && isTerminating(p) && !isPodFinished(p) && listed(i) {
 			// Deleted, by a drain without eviction or by hand: not the
 			// program's failure either.
 			at, ok = deletionRequested(p), true
@@ -202,59 +210,6 @@ func goneWorker(job *kubeflow.MPIJob, i int) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: builder.WorkerName(job, i), Namespace: job.Namespace},
 		Status:     corev1.PodStatus{Phase: corev1.PodFailed, Reason: reasonGone},
 	}
-}
-
-// listing is what the job's ConfigMap, as the cache shows it, lists: the
-// hosts of the hostfile and those discover_hosts.sh reports running. It is
-// read on the first question only: at 10,000 workers it is large. Without
-// a readable ConfigMap every worker counts as in the hostfile and none as
-// running.
-type listing struct {
-	load             func() *corev1.ConfigMap
-	loaded           bool
-	hostfile, runner map[string]bool
-	job              *kubeflow.MPIJob
-	opts             builder.Options
-}
-
-func (r *Reconciler) listing(ctx context.Context, job *kubeflow.MPIJob, opts builder.Options) *listing {
-	return &listing{job: job, opts: opts, load: func() *corev1.ConfigMap {
-		cm := &corev1.ConfigMap{}
-		if err := r.Client.Get(ctx, objectKey(job, builder.ConfigMapName(job)), cm, client.UnsafeDisableDeepCopy); err != nil {
-			return nil
-		}
-		return cm
-	}}
-}
-
-func (l *listing) read() {
-	if l.loaded {
-		return
-	}
-	l.loaded = true
-	l.hostfile, l.runner = map[string]bool{}, map[string]bool{}
-	cm := l.load()
-	if cm == nil {
-		return
-	}
-	for _, h := range builder.HostfileHosts(cm.Data[builder.HostfileKey]) {
-		l.hostfile[h] = true
-	}
-	for _, h := range builder.DiscoveredHosts(cm.Data[builder.DiscoverHostsKey]) {
-		l.runner[h] = true
-	}
-}
-
-// inHostfile reports whether the hostfile lists the Pod.
-func (l *listing) inHostfile(pod string) bool {
-	l.read()
-	return len(l.hostfile) == 0 || l.hostfile[builder.HostName(l.job, pod, l.opts)]
-}
-
-// running reports whether discover_hosts.sh lists the Pod as running.
-func (l *listing) running(pod string) bool {
-	l.read()
-	return l.runner[builder.HostName(l.job, pod, l.opts)]
 }
 
 // disruptedAt reports when a Pod got its DisruptionTarget condition, which

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/testjob"
 )
 
 // failover replaces the reconciler by a new one over the same API, as a
@@ -184,4 +186,61 @@ func (f *fixture) configMap(t *testing.T) *corev1.ConfigMap {
 		t.Fatal(err)
 	}
 	return cm
+}
+
+// ConfigMaps have no expectations: the cache may still show the hostfile
+// a scale-down just replaced when the job is scaled up again. The
+// decision whether a stopping worker belonged to the attempt reads what
+// the controller recorded on the MPIJob, not the ConfigMap, so a
+// lagging ConfigMap cache cannot restart the job.
+func TestScaleDownAndUpOnALaggingConfigMapCacheDoesNotRestart(t *testing.T) {
+	var mu sync.Mutex
+	var stale *corev1.ConfigMap
+	f, job, _ := runningWith(t, testjob.MakeMPIJob("pi", "ns").Workers(2).BackoffLimit(2).Obj(), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if cm, ok := obj.(*corev1.ConfigMap); ok && stale != nil && key.Name == stale.Name {
+				stale.DeepCopyInto(cm)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	old := f.launcher(t)
+	scale := func(n int32) {
+		t.Helper()
+		j := f.job(t, job)
+		j.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Replicas = ptr.To(n)
+		if err := f.client.Update(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lagging := f.configMap(t)
+	f.hold(t, "pi-worker-1")
+	scale(1)
+	f.reconcile(t, job)
+	if h := f.configMap(t).Data[builder.HostfileKey]; h == lagging.Data[builder.HostfileKey] {
+		t.Fatalf("the scale-down did not rewrite the hostfile: %q", h)
+	}
+	f.r.Expectations.DeletionObserved("ns/pi", "pi-worker-1")
+
+	// The cache shows the ConfigMap as it was before the scale-down.
+	mu.Lock()
+	stale = lagging
+	mu.Unlock()
+	scale(2)
+	f.writes = calls{}
+	for range 2 {
+		// Writing the stale ConfigMap back conflicts; that error is the
+		// cache's lag, and the reconcile is retried.
+		_, _ = f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	}
+	if l := f.launcher(t); l.UID != old.UID || f.writes["delete Job"] != 0 {
+		t.Errorf("the job restarted: writes %v", f.writes)
+	}
+	got := f.job(t, job)
+	if _, ok := got.Annotations[AnnotationRestart]; ok || isTrue(&got.Status, kubeflow.JobRestarting) {
+		t.Errorf("restart recorded: %v, conditions %+v", got.Annotations, got.Status.Conditions)
+	}
 }

@@ -189,7 +189,7 @@ func TestFirstDisruptionSince(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			pod, at, _ := firstDisruptionSince(job, tc.kids, start, &listing{loaded: true})
+			pod, at, _ := firstDisruptionSince(job, tc.kids, start)
 			if tc.want.IsZero() != (pod == nil) || !at.Equal(tc.want) {
 				t.Errorf("got %v at %v, want %v", pod != nil, at, tc.want)
 			}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 	"github.com/mpi-operator/mpi-operator/internal/testjob"
 )
 
@@ -36,6 +38,11 @@ func TestWorkersOwnFailureSpendsARetry(t *testing.T) {
 	rec, ok := restartOf(f.job(t, job))
 	if !ok || rec.BackoffLimit != 0 {
 		t.Fatalf("restart record %+v (recorded %t), want one with backoffLimit 0: the failure spent the one retry", rec, ok)
+	}
+	// kubectl mpi reads which worker failed, and how, from the record.
+	oom := jobrecord.PodFailure{Pod: "pi-worker-1", Role: "worker", Container: "worker", ExitCode: ptr.To[int32](137), Reason: "OOMKilled"}
+	if rec.Lost == nil || !reflect.DeepEqual(*rec.Lost, oom) {
+		t.Errorf("restart record's lost worker %+v, want %+v", rec.Lost, oom)
 	}
 	f.reconcile(t, job) // carries it out: a new launcher Job, the worker replaced
 	l := f.launcher(t)
@@ -65,6 +72,9 @@ func TestWorkersOwnFailureSpendsARetry(t *testing.T) {
 		if !strings.Contains(c.Message, want) {
 			t.Errorf("message %q does not name %q", c.Message, want)
 		}
+	}
+	if fail, ok := jobrecord.FailureOf(got); !ok || !reflect.DeepEqual(fail, oom) {
+		t.Errorf("failure record %+v (recorded %t), want %+v", fail, ok, oom)
 	}
 	if rec, _ := restartOf(got); rec.Count != 1 {
 		t.Errorf("%d restarts, want 1: backoffLimit 1 gives 2 attempts", rec.Count)

@@ -121,7 +121,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&corev1.Secret{}, builder.WithPredicates(onlyDeletes)).
 		Owns(&discoveryv1.EndpointSlice{}, builder.WithPredicates(predicate.Or[client.Object](onlyDeletes, r.sliceWriteSeen()))).
-		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.mem.cool, clock: r.Clock})
+		Watches(&corev1.Pod{}, &podHandler{expectations: r.Expectations, cool: &r.mem.cool, clock: r.Clock}).
+		Watches(&kubeflow.MPIJob{}, newJobHandler{})
 	// Gang objects are watched only when gang scheduling is on: their
 	// kinds may not exist in the cluster otherwise.
 	for _, kind := range gang.Kinds(r.Gang) {
@@ -187,6 +188,10 @@ func (h *podHandler) Create(_ context.Context, e event.TypedCreateEvent[client.O
 		h.expectations.CreationObserved(req.String(), e.Object.GetName())
 		if e.Object.GetDeletionTimestamp() != nil {
 			h.expectations.DeletionObserved(req.String(), e.Object.GetName())
+		}
+		if e.IsInInitialList {
+			addLow(q, req)
+			return
 		}
 		h.enqueue(q, req)
 	}

@@ -29,6 +29,8 @@ type Restart struct {
 	Count int32 `json:"count"`
 	// Cause says which worker was lost, and how.
 	Cause string `json:"cause"`
+	// Lost is the worker whose loss or failure caused the restart.
+	Lost *PodFailure `json:"lost,omitempty"`
 	// AvoidNodes are the nodes the job's next attempts keep off: a worker
 	// was lost with each, until the time given.
 	AvoidNodes []AvoidedNode `json:"avoidNodes,omitempty"`
@@ -88,4 +90,36 @@ func Avoid(prev []AvoidedNode, node string, now, until time.Time) []AvoidedNode 
 		out = out[len(out)-MaxAvoidedNodes:]
 	}
 	return out
+}
+
+// AnnotationFailure, on an MPIJob, says which Pod's failure failed the
+// job, and how (PodFailure as JSON). The controller writes it before it
+// marks the job Failed for a Pod, so kubectl mpi reads the details from
+// it rather than from the condition's message, also once the Pod is gone.
+const AnnotationFailure = "mpi-operator.kubeflow.org/failure"
+
+// PodFailure is which Pod failed, and how.
+type PodFailure struct {
+	Pod string `json:"pod"`
+	// Role is worker or launcher.
+	Role string `json:"role,omitempty"`
+	// Container is the container that exited with an error, with its
+	// exit code; empty when the Pod failed before one did (evicted, or
+	// gone unseen).
+	Container string `json:"container,omitempty"`
+	ExitCode  *int32 `json:"exitCode,omitempty"`
+	// Reason is the container's (OOMKilled, Error), else the
+	// disruption's (EvictionByEvictionAPI, DeletionByTaintManager), else
+	// the Pod's.
+	Reason string `json:"reason,omitempty"`
+}
+
+// FailureOf reads AnnotationFailure; a missing or unreadable one is none.
+func FailureOf(job *kubeflow.MPIJob) (PodFailure, bool) {
+	var f PodFailure
+	raw, ok := job.Annotations[AnnotationFailure]
+	if !ok || json.Unmarshal([]byte(raw), &f) != nil || f.Pod == "" {
+		return PodFailure{}, false
+	}
+	return f, true
 }

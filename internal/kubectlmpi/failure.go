@@ -1,15 +1,12 @@
 package kubectlmpi
 
 import (
-	"regexp"
-	"strconv"
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 )
 
 // Failure is the job's last failure: the condition that reports it and
@@ -37,15 +34,6 @@ type Failure struct {
 	Time       *metav1.Time `json:"time,omitempty"`
 }
 
-// The operator's condition messages name the Pod ("worker Pod pi-worker-1
-// failed: container worker exited with code 1 (Error)", "Pod
-// pi-launcher-x: container launcher exited with code 2 (Error)"); see
-// internal/controller/failures.go and failurereport.go.
-var (
-	podInMessage  = regexp.MustCompile(`Pod ([a-z0-9]([-a-z0-9.]*[a-z0-9])?)`)
-	codeInMessage = regexp.MustCompile(`container (\S+) exited with code (-?\d+)(?: \(([^)]*)\))?`)
-)
-
 // LastFailure finds the job's last failure: the Failed condition if the
 // job failed, else the Restarting one if it ever restarted, together with
 // the Pod that failed. The Pod the condition names wins; else the worker
@@ -56,18 +44,19 @@ func LastFailure(job *kubeflow.MPIJob, workers, launcherPods []corev1.Pod) *Fail
 	if cond == nil || cond.Status != corev1.ConditionTrue {
 		cond = findCondition(job, kubeflow.JobRestarting)
 	}
+	// Which Pod failed, and how, as the operator recorded it.
+	var named jobrecord.PodFailure
 	if cond != nil {
 		f.Condition, f.Reason, f.Message = string(cond.Type), cond.Reason, cond.Message
 		f.Time = new(cond.LastTransitionTime)
 		if cond.Type == kubeflow.JobRestarting {
-			f.Cause = restartOf(job).Cause
-		}
-	}
-
-	named := ""
-	for _, text := range []string{f.Message, f.Cause} {
-		if m := podInMessage.FindStringSubmatch(text); m != nil && named == "" {
-			named = m[1]
+			rec := restartOf(job)
+			f.Cause = rec.Cause
+			if rec.Lost != nil {
+				named = *rec.Lost
+			}
+		} else {
+			named, _ = jobrecord.FailureOf(job)
 		}
 	}
 	var failed *corev1.Pod
@@ -80,8 +69,8 @@ func LastFailure(job *kubeflow.MPIJob, workers, launcherPods []corev1.Pod) *Fail
 				continue
 			}
 			switch {
-			case named != "" && p.Name == named:
-			case failed != nil && failed.Name == named:
+			case named.Pod != "" && p.Name == named.Pod:
+			case failed != nil && failed.Name == named.Pod:
 				continue
 			case failed != nil && !laterFailure(t, how):
 				continue
@@ -103,14 +92,10 @@ func LastFailure(job *kubeflow.MPIJob, workers, launcherPods []corev1.Pod) *Fail
 		} else {
 			f.ExitReason = failed.Status.Reason
 		}
-	case named != "":
-		// The Pod is gone; the message still says which and how.
-		f.Pod, f.Role = named, roleOfName(job, named)
-		if m := codeInMessage.FindStringSubmatch(f.Message); m != nil {
-			if code, err := strconv.ParseInt(m[2], 10, 32); err == nil {
-				f.Container, f.ExitCode, f.ExitReason = m[1], new(int32(code)), m[3]
-			}
-		}
+	case named.Pod != "":
+		// The Pod is gone; the operator's record still says how.
+		f.Pod, f.Role = named.Pod, named.Role
+		f.Container, f.ExitCode, f.ExitReason = named.Container, named.ExitCode, named.Reason
 	case cond == nil:
 		return nil
 	}
@@ -127,18 +112,6 @@ func laterFailure(a, b *Termination) bool {
 		return true
 	}
 	return a.FinishedAt.After(b.FinishedAt.Time)
-}
-
-// roleOfName tells a worker from a launcher Pod by its name, for a Pod
-// that no longer exists to show its labels.
-func roleOfName(job *kubeflow.MPIJob, pod string) string {
-	if _, ok := builder.WorkerIndex(job, pod); ok {
-		return builder.RoleWorker
-	}
-	if strings.HasPrefix(pod, builder.LauncherName(job)+"-") {
-		return builder.RoleLauncher
-	}
-	return ""
 }
 
 func workerIndex(job *kubeflow.MPIJob, p *corev1.Pod) (int, bool) {

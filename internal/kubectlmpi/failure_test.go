@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/internal/jobrecord"
 	tp "github.com/mpi-operator/mpi-operator/internal/testpod"
 )
 
@@ -27,8 +28,8 @@ func TestLastFailure(t *testing.T) {
 			job:     job(3, cond(kubeflow.JobRunning, T, 5, "", "")),
 			workers: pods(tp.Worker(j, 0).Running(at(3)).Obj()),
 		},
-		"the worker the Failed condition names, though another failed later": {
-			job: job(3, workerFailed),
+		"the worker the operator recorded, though another failed later": {
+			job: annotated(job(3, workerFailed), jobrecord.AnnotationFailure, `{"pod":"pi-worker-1","role":"worker","container":"worker","exitCode":3,"reason":"Error"}`),
 			workers: pods(
 				tp.Worker(j, 0).Running(at(3)).Exited(137, "Error", at(52)).Obj(),
 				tp.Worker(j, 1).Running(at(3)).Exited(3, "Error", at(49)).Obj(),
@@ -39,18 +40,23 @@ func TestLastFailure(t *testing.T) {
 				Role: "worker", Pod: "pi-worker-1", Container: "worker", ExitCode: new(int32(3)), ExitReason: "Error", Time: tm(49),
 			},
 		},
-		"the named worker is gone: read from the message": {
-			job: job(3, workerFailed),
+		"the recorded worker is gone: read from the record": {
+			job: annotated(job(3, workerFailed), jobrecord.AnnotationFailure, `{"pod":"pi-worker-1","role":"worker","container":"worker","exitCode":3,"reason":"Error"}`),
 			want: &Failure{
 				Condition: "Failed", Reason: "WorkerFailed", Message: workerFailed.Message,
 				Role: "worker", Pod: "pi-worker-1", Container: "worker", ExitCode: new(int32(3)), ExitReason: "Error", Time: tm(50),
 			},
 		},
+		"no record (an older operator's job): the message is not parsed": {
+			job:  job(3, workerFailed),
+			want: &Failure{Condition: "Failed", Reason: "WorkerFailed", Message: workerFailed.Message, Time: tm(50)},
+		},
 		"a launcher that failed for good": {
-			job: job(3, cond(kubeflow.JobFailed, T, 90, "BackoffLimitExceeded",
+			job: annotated(job(3, cond(kubeflow.JobFailed, T, 90, "BackoffLimitExceeded",
 				"MPIJob ns/pi failed: launcher Job pi-launcher: Job has reached the specified backoff limit; last failed attempt: Pod pi-launcher-b: container launcher exited with code 2 (Error)")),
+				jobrecord.AnnotationFailure, `{"pod":"pi-launcher-b","role":"launcher","container":"launcher","exitCode":2,"reason":"Error"}`),
 			launchers: pods(
-				tp.Launcher(j, "a").Running(at(10)).Exited(2, "Error", at(20)).Obj(),
+				tp.Launcher(j, "a").Running(at(10)).Exited(2, "Error", at(90)).Obj(),
 				tp.Launcher(j, "b").Running(at(30)).Exited(2, "Error", at(88)).Obj(),
 			),
 			want: &Failure{
@@ -69,19 +75,21 @@ func TestLastFailure(t *testing.T) {
 		},
 		"a past restart after the job ran again: the annotation tells the cause": {
 			job: restarted(job(3, cond(kubeflow.JobRestarting, F, 40, "MPIJobRunning", "MPIJob ns/pi is running."),
-				cond(kubeflow.JobRunning, T, 40, "", "")), `{"replaces":"u","count":1,"cause":"worker Pod pi-worker-2 was disrupted (Evicted)"}`),
+				cond(kubeflow.JobRunning, T, 40, "", "")), `{"replaces":"u","count":1,"cause":"worker Pod pi-worker-2 was disrupted (Evicted)","lost":{"pod":"pi-worker-2","role":"worker","reason":"Evicted"}}`),
 			want: &Failure{
 				Condition: "Restarting", Reason: "MPIJobRunning", Message: "MPIJob ns/pi is running.",
-				Cause: "worker Pod pi-worker-2 was disrupted (Evicted)", Role: "worker", Pod: "pi-worker-2", Time: tm(40),
+				Cause: "worker Pod pi-worker-2 was disrupted (Evicted)", Role: "worker", Pod: "pi-worker-2", ExitReason: "Evicted", Time: tm(40),
 			},
 		},
 		"a restart after a disruption names the worker": {
-			job: job(3, cond(kubeflow.JobRestarting, T, 40, "MPIJobRestarting",
-				"MPIJob ns/pi is restarting: worker Pod pi-worker-0 was disrupted (DisruptionTarget: evicted).")),
+			job: restarted(job(3, cond(kubeflow.JobRestarting, T, 40, "MPIJobRestarting",
+				"MPIJob ns/pi is restarting: worker Pod pi-worker-0 was disrupted (EvictionByEvictionAPI).")),
+				`{"replaces":"u","count":1,"cause":"worker Pod pi-worker-0 was disrupted (EvictionByEvictionAPI)","lost":{"pod":"pi-worker-0","role":"worker","reason":"EvictionByEvictionAPI"}}`),
 			want: &Failure{
 				Condition: "Restarting", Reason: "MPIJobRestarting",
-				Message: "MPIJob ns/pi is restarting: worker Pod pi-worker-0 was disrupted (DisruptionTarget: evicted).",
-				Role:    "worker", Pod: "pi-worker-0", Time: tm(40),
+				Message: "MPIJob ns/pi is restarting: worker Pod pi-worker-0 was disrupted (EvictionByEvictionAPI).",
+				Cause:   "worker Pod pi-worker-0 was disrupted (EvictionByEvictionAPI)",
+				Role:    "worker", Pod: "pi-worker-0", ExitReason: "EvictionByEvictionAPI", Time: tm(40),
 			},
 		},
 	}
@@ -96,6 +104,13 @@ func TestLastFailure(t *testing.T) {
 }
 
 func restarted(j *kubeflow.MPIJob, record string) *kubeflow.MPIJob {
-	j.Annotations = map[string]string{AnnotationRestart: record}
+	return annotated(j, AnnotationRestart, record)
+}
+
+func annotated(j *kubeflow.MPIJob, key, value string) *kubeflow.MPIJob {
+	if j.Annotations == nil {
+		j.Annotations = map[string]string{}
+	}
+	j.Annotations[key] = value
 	return j
 }

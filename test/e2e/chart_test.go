@@ -23,6 +23,7 @@ import (
 // that make demo runs, its ranks on the two workers.
 func TestChartInstalledOperatorRunsPi(t *testing.T) {
 	ctx := context.Background()
+	withReleaseImage(t)
 	raw, err := os.ReadFile("../../charts/mpi-operator/Chart.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	clientset = kubernetes.NewForConfigOrDie(cfg)
+	if raceImage != "" {
+		os.Exit(runWithRaceImage(m.Run))
+	}
 	os.Exit(m.Run())
 }
 

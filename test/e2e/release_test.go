@@ -119,6 +119,29 @@ func reinstallChart(t *testing.T) {
 		t.Fatalf("reinstalling the chart: %v\n%s", err, out)
 	}
 	waitRolledOut(t, client.ObjectKey{Namespace: operatorNamespace, Name: operatorName})
+	if raceImage != "" {
+		// The rest of the suite runs the -race operator again.
+		if err := setOperatorImage(context.Background(), raceImage); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// withReleaseImage makes the operator run the release's image for the
+// test, when the suite runs the -race one (raceImage).
+func withReleaseImage(t *testing.T) {
+	t.Helper()
+	if raceImage == "" {
+		return
+	}
+	if err := setOperatorImage(context.Background(), releaseImage); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := setOperatorImage(context.Background(), raceImage); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // run runs a command and fails the test with its output if it fails.
