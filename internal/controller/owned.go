@@ -260,20 +260,19 @@ func onlyDiscoverHostsDiffers(have, want map[string]string) bool {
 // returns the workers the wanted hostfile lists.
 func keepOutStoppingWorkers(s *state, kids *children, opts builder.Options, want *corev1.ConfigMap) jobrecord.Indices {
 	recorded, ok := jobrecord.HostfileWorkers(s.job)
-	n := int(s.job.Workers())
-	listed := make([]int, 0, n)
+	var listed jobrecord.Indices
 	drop := map[string]bool{}
-	for i := range n {
+	for i := range int(s.job.Workers()) {
 		if p := kids.workers[i]; ok && p != nil && isTerminating(p) && !recorded.Contains(i) {
 			drop[builder.HostName(s.job, p.Name, opts)] = true
 			continue
 		}
-		listed = append(listed, i)
+		listed = listed.Append(i)
 	}
 	if len(drop) > 0 {
 		want.Data[builder.HostfileKey] = builder.HostfileWithout(want.Data[builder.HostfileKey], drop)
 	}
-	return jobrecord.IndicesOf(listed)
+	return listed
 }
 
 // noteHostfileWorkers records on the MPIJob the workers the hostfile is

@@ -29,13 +29,18 @@ type IndexRange struct{ Lo, Hi int }
 func IndicesOf(sorted []int) Indices {
 	var out Indices
 	for _, i := range sorted {
-		if n := len(out); n > 0 && out[n-1].Hi+1 == i {
-			out[n-1].Hi = i
-			continue
-		}
-		out = append(out, IndexRange{i, i})
+		out = out.Append(i)
 	}
 	return out
+}
+
+// Append adds i, which is larger than every index in s.
+func (s Indices) Append(i int) Indices {
+	if n := len(s); n > 0 && s[n-1].Hi+1 == i {
+		s[n-1].Hi = i
+		return s
+	}
+	return append(s, IndexRange{i, i})
 }
 
 // Contains reports whether i is in the set.

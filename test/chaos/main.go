@@ -52,6 +52,7 @@ type options struct {
 	kills                     int
 	leaseDuration             time.Duration
 	killAfterMin, killAfter   time.Duration
+	killCatchUpMax            time.Duration
 	apiserverRestartAt        time.Duration
 	deletes, evictions        int
 	suspends                  int
@@ -81,8 +82,9 @@ func main() {
 	fs.DurationVar(&o.runMax, "run-max", 60*time.Second, "longest simulated mpirun")
 	fs.IntVar(&o.kills, "kills", 15, "leader kills (SIGKILL)")
 	fs.DurationVar(&o.leaseDuration, "lease-duration", 8*time.Second, "the operators' --leader-elect-lease-duration; their renew deadline is 3/4 of it, their retry period 1 s")
-	fs.DurationVar(&o.killAfterMin, "kill-after-min", 2*time.Second, "a leader is killed at least this long after its first reconcile")
+	fs.DurationVar(&o.killAfterMin, "kill-after-min", 2*time.Second, "a leader is killed at least this long after it caught up (its queue first empty)")
 	fs.DurationVar(&o.killAfter, "kill-after", 8*time.Second, "and at most this long")
+	fs.DurationVar(&o.killCatchUpMax, "kill-catch-up-max", 30*time.Second, "a leader that has not caught up this long after its first reconcile is killed then")
 	fs.DurationVar(&o.apiserverRestartAt, "apiserver-restart-at", 100*time.Second, "when the API server is restarted, after the first job (0: never)")
 	fs.IntVar(&o.deletes, "deletes", 60, "worker Pods deleted")
 	fs.IntVar(&o.evictions, "evictions", 40, "worker Pods evicted")

@@ -52,6 +52,10 @@ type slot struct {
 	// caches, which takes several times longer with -race: a kill timed
 	// from leading alone can stop every leader before it does any work.
 	working time.Time
+	// caughtUp is when this process, working, was first seen with an
+	// empty queue: every job of its initial lists reconciled once. Zero
+	// if not yet.
+	caughtUp time.Time
 }
 
 // maxStarts bounds the restarts of one slot.
@@ -102,7 +106,7 @@ func (ops *operators) keep(ctx context.Context, s *slot) {
 			return
 		}
 		s.mu.Lock()
-		s.pid, s.leading, s.working = cmd.Process.Pid, time.Time{}, time.Time{}
+		s.pid, s.leading, s.working, s.caughtUp = cmd.Process.Pid, time.Time{}, time.Time{}, time.Time{}
 		s.mu.Unlock()
 		done := make(chan struct{})
 		go func() {
@@ -157,6 +161,9 @@ type metricsState struct {
 	// reconciles is the sum of controller_runtime_reconcile_total over
 	// the mpijob controller's results.
 	reconciles float64
+	// queued is the mpijob controller's workqueue_depth, over its
+	// priorities: the jobs waiting for a reconcile now.
+	queued float64
 }
 
 // readMetrics asks a process's metrics endpoint whether it leads and how
@@ -189,12 +196,20 @@ func (m *metricsState) add(line string) {
 	case line == "mpi_operator_is_leader 1":
 		m.leads = true
 	case strings.HasPrefix(line, "controller_runtime_reconcile_total{") && strings.Contains(line, `controller="mpijob"`):
-		if i := strings.LastIndexByte(line, ' '); i > 0 {
-			if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-				m.reconciles += v
-			}
+		m.reconciles += sampleValue(line)
+	case strings.HasPrefix(line, "workqueue_depth{") && strings.Contains(line, `name="mpijob"`):
+		m.queued += sampleValue(line)
+	}
+}
+
+// sampleValue is the value of one sample line; 0 if unreadable.
+func sampleValue(line string) float64 {
+	if i := strings.LastIndexByte(line, ' '); i > 0 {
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			return v
 		}
 	}
+	return 0
 }
 
 // leader returns the slot whose process leads now, updating when each
@@ -212,12 +227,15 @@ func (ops *operators) leader(ctx context.Context) *slot {
 		s.mu.Lock()
 		switch {
 		case !m.leads:
-			s.leading, s.working = time.Time{}, time.Time{}
+			s.leading, s.working, s.caughtUp = time.Time{}, time.Time{}, time.Time{}
 		case s.leading.IsZero():
 			s.leading = time.Now()
 		}
 		if m.leads && m.reconciles > 0 && s.working.IsZero() {
 			s.working = time.Now()
+		}
+		if !s.working.IsZero() && m.queued == 0 && s.caughtUp.IsZero() {
+			s.caughtUp = time.Now()
 		}
 		if m.leads {
 			found = s
@@ -246,16 +264,23 @@ func (ops *operators) waitLeader(ctx context.Context, bound time.Duration) error
 	}
 }
 
-// killStats are the leader kills and how long each takeover took: from
-// the SIGKILL to the next leader's first reconcile.
+// killStats are the leader kills, how long each takeover took (from the
+// SIGKILL to the next leader's first reconcile), and how long each leader
+// took to catch up (from its first reconcile to its queue first empty).
 type killStats struct {
 	Kills     int
 	Takeovers []time.Duration
+	CatchUps  []time.Duration
 }
 
-// killLeaders kills the leader with SIGKILL once it has worked (led and
-// reconciled) for a random time between killAfterMin and killAfter, at
-// most o.kills times, until ctx ends. A killed leader cannot release the
+// killLeaders kills the leader with SIGKILL a random time between
+// killAfterMin and killAfter after it caught up, or killCatchUpMax after
+// its first reconcile if it has not by then, at most o.kills times, until
+// ctx ends. Timed from its election, kills stopped -race leaders while
+// they synced their caches; timed from their first reconcile, they
+// stopped them before they had reconciled every job once, so a job late
+// in each new leader's queue waited through several leaders (make chaos,
+// docs/records/chaos-findings.md). A killed leader cannot release the
 // Lease: the other process takes over when the Lease expires
 // (-lease-duration), which is the failover a crash causes.
 func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) killStats {
@@ -263,7 +288,7 @@ func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) k
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	hold := ops.o.killAfterMin + time.Duration(rng.Int64N(int64(ops.o.killAfter-ops.o.killAfterMin)+1))
-	var killedAt time.Time
+	var killedAt, caughtUpSeen time.Time
 	for st.Kills < ops.o.kills {
 		select {
 		case <-ctx.Done():
@@ -275,7 +300,7 @@ func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) k
 			continue
 		}
 		s.mu.Lock()
-		pid, leading, working := s.pid, s.leading, s.working
+		pid, leading, working, caughtUp := s.pid, s.leading, s.working, s.caughtUp
 		s.mu.Unlock()
 		if working.IsZero() || pid == 0 {
 			continue
@@ -284,7 +309,12 @@ func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) k
 			st.Takeovers = append(st.Takeovers, working.Sub(killedAt))
 			killedAt = time.Time{}
 		}
-		if time.Since(working) < hold {
+		if !caughtUp.IsZero() && !caughtUp.Equal(caughtUpSeen) {
+			st.CatchUps = append(st.CatchUps, caughtUp.Sub(working))
+			caughtUpSeen = caughtUp
+		}
+		due := !caughtUp.IsZero() && time.Since(caughtUp) >= hold
+		if !due && time.Since(working) < ops.o.killCatchUpMax {
 			continue
 		}
 		holder := "?"
@@ -296,19 +326,32 @@ func (ops *operators) killLeaders(ctx context.Context, e *env, rng *rand.Rand) k
 		}
 		killedAt = time.Now()
 		st.Kills++
-		logf("kill %d/%d: leader %s (pid %d, Lease holder %s) after %s leading, %s reconciling", st.Kills, ops.o.kills,
-			s.name, pid, holder, time.Since(leading).Round(100*time.Millisecond), time.Since(working).Round(100*time.Millisecond))
+		caught := "not caught up"
+		if !caughtUp.IsZero() {
+			caught = "caught up after " + caughtUp.Sub(working).Round(100*time.Millisecond).String()
+		}
+		logf("kill %d/%d: leader %s (pid %d, Lease holder %s) after %s leading, %s reconciling (%s)", st.Kills, ops.o.kills,
+			s.name, pid, holder, time.Since(leading).Round(100*time.Millisecond), time.Since(working).Round(100*time.Millisecond), caught)
 		hold = ops.o.killAfterMin + time.Duration(rng.Int64N(int64(ops.o.killAfter-ops.o.killAfterMin)+1))
 	}
 	return st
 }
 
 func (k killStats) summary() string {
-	if len(k.Takeovers) == 0 {
-		return fmt.Sprintf("%d", k.Kills)
+	out := fmt.Sprintf("%d", k.Kills)
+	if len(k.Takeovers) > 0 {
+		out += " (takeover " + medianMax(k.Takeovers)
+		if len(k.CatchUps) > 0 {
+			out += "; caught up " + medianMax(k.CatchUps)
+		}
+		out += ")"
 	}
-	s := append([]time.Duration(nil), k.Takeovers...)
+	return out
+}
+
+// medianMax says "median M, max X" of ds.
+func medianMax(ds []time.Duration) string {
+	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return fmt.Sprintf("%d (takeover median %s, max %s)", k.Kills,
-		s[len(s)/2].Round(100*time.Millisecond), s[len(s)-1].Round(100*time.Millisecond))
+	return fmt.Sprintf("median %s, max %s", s[len(s)/2].Round(100*time.Millisecond), s[len(s)-1].Round(100*time.Millisecond))
 }
