@@ -133,14 +133,7 @@ func TestNewLauncherWaitsUntilTheLostWorkerIsGone(t *testing.T) {
 func TestScaleDownAndUpWithinTheGracePeriodDoesNotRestart(t *testing.T) {
 	f, job, _ := runningJob(t, 2)
 	old := f.launcher(t)
-	scale := func(n int32) {
-		t.Helper()
-		j := f.job(t, job)
-		j.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Replicas = ptr.To(n)
-		if err := f.client.Update(context.Background(), j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scale := func(n int32) { t.Helper(); f.scaleWorkers(t, job, n) }
 	f.hold(t, "pi-worker-1")
 	scale(1)
 	f.reconcile(t, job)
@@ -179,6 +172,16 @@ func TestScaleDownAndUpWithinTheGracePeriodDoesNotRestart(t *testing.T) {
 	}
 }
 
+// scaleWorkers sets the job's worker replicas, as a user scaling it does.
+func (f *fixture) scaleWorkers(t *testing.T, job *kubeflow.MPIJob, n int32) {
+	t.Helper()
+	j := f.job(t, job)
+	j.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Replicas = ptr.To(n)
+	if err := f.client.Update(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) configMap(t *testing.T) *corev1.ConfigMap {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
@@ -208,14 +211,7 @@ func TestScaleDownAndUpOnALaggingConfigMapCacheDoesNotRestart(t *testing.T) {
 		},
 	})
 	old := f.launcher(t)
-	scale := func(n int32) {
-		t.Helper()
-		j := f.job(t, job)
-		j.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].Replicas = ptr.To(n)
-		if err := f.client.Update(context.Background(), j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scale := func(n int32) { t.Helper(); f.scaleWorkers(t, job, n) }
 	lagging := f.configMap(t)
 	f.hold(t, "pi-worker-1")
 	scale(1)
