@@ -34,7 +34,7 @@ func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job 
 	addConfig(job, spec)
 	addEnv(spec, launcherEnv(job))
 	if job.Spec.LauncherCreationPolicy == kubeflow.LauncherCreationPolicyAtStartup {
-		addWaitForWorkers(spec)
+		waitForWorkers(spec)
 	}
 
 	// Always is refused for the launcher (the CRD's rules, Validate).
@@ -93,7 +93,9 @@ func launcherFailurePolicy(policy kubeflow.RestartPolicy, podPolicy corev1.Resta
 }
 
 // WaitForWorkersContainer is the name of the launcher's init container
-// that waits until every host of the hostfile resolves.
+// that waits until every host of the hostfile resolves, when the wait
+// cannot run in the launcher's own container (waitForWorkers); there, the
+// wait's $0.
 const WaitForWorkersContainer = "wait-for-workers"
 
 // resolvConfPath is the Pod's resolver configuration, which the kubelet
@@ -142,6 +144,26 @@ for h in $(sed -e 's/[ :].*//' ` + HostfilePath + `); do
     sleep 0.1 2>/dev/null || sleep 1
   done
 done`
+
+// waitForWorkers makes mpirun wait until every host of the hostfile
+// resolves. When the launcher's container names its command, the wait
+// runs in that container, which then execs the command: as an init
+// container it cost a kubelet round trip, since the kubelet starts the
+// next container only at its next look at the Pod's containers (a relist,
+// once a second) after the previous one exited (hack/measure-startup.sh).
+// A container without a command runs its image's entrypoint, which the
+// operator cannot see to exec: the wait is then an init container.
+func waitForWorkers(spec *corev1.PodSpec) {
+	if len(spec.Containers) == 0 {
+		return
+	}
+	c := &spec.Containers[0]
+	if len(c.Command) == 0 {
+		addWaitForWorkers(spec)
+		return
+	}
+	c.Command = append([]string{"sh", "-c", waitForWorkersScript + "\nexec \"$@\"", WaitForWorkersContainer}, c.Command...)
+}
 
 // addWaitForWorkers runs waitForWorkersScript before the launcher's
 // containers, in the launcher's own image (which has a shell: it runs

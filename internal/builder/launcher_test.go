@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,18 +57,11 @@ func TestLauncherJobIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 					RestartPolicy:                corev1.RestartPolicyOnFailure,
 					AutomountServiceAccountToken: ptr.To(false),
 					Volumes:                      []corev1.Volume{sshVolume("pi", 0o600), configVolume("pi")},
-					InitContainers: []corev1.Container{{
-						Name:    "wait-for-workers",
-						Image:   "mpi",
-						Command: []string{"sh", "-c", waitForWorkersScript},
-						VolumeMounts: []corev1.VolumeMount{
-							{Name: "mpi-job-config", MountPath: "/etc/mpi", ReadOnly: true},
-						},
-					}},
 					Containers: []corev1.Container{{
-						Name:    "launcher",
-						Image:   "mpi",
-						Command: []string{"mpirun", "-n", "1", "hostname"},
+						Name:  "launcher",
+						Image: "mpi",
+						Command: []string{"sh", "-c", waitForWorkersScript + "\nexec \"$@\"", "wait-for-workers",
+							"mpirun", "-n", "1", "hostname"},
 						Env: []corev1.EnvVar{
 							{Name: "K_MPI_JOB_ROLE", Value: "launcher"},
 							{Name: "OMPI_MCA_orte_default_hostfile", Value: "/etc/mpi/hostfile"},
@@ -217,8 +211,8 @@ func TestLauncherEveryContainerGetsRoleAndConfigButOnlyTheFirstTheKeys(t *testin
 	if diff := cmp.Diff(want, spec.Containers[1]); diff != "" {
 		t.Errorf("sidecar (-want +got):\n%s", diff)
 	}
-	if got := spec.Containers[0].Command; !cmp.Equal(got, []string{"mpirun", "-n", "1", "hostname"}) {
-		t.Errorf("launcher command = %q, want the template's", got)
+	if got := spec.Containers[0].Command; len(got) < 4 || !cmp.Equal(got[4:], []string{"mpirun", "-n", "1", "hostname"}) {
+		t.Errorf("launcher command = %q, want the template's after the wait for the workers", got)
 	}
 	if got := spec.Containers[1].Command; got != nil {
 		t.Errorf("sidecar command = %q, want none (sshd is only for workers)", got)
@@ -389,20 +383,53 @@ func TestLauncherHostnameAndSubdomain(t *testing.T) {
 	}
 }
 
+// At startup the launcher waits for its workers' names: in its own
+// container when it names its command (no kubelet round trip between the
+// wait and mpirun), else in an init container, as the operator cannot
+// see an image's entrypoint to exec it.
 func TestLauncherWaitsForWorkerNamesOnlyAtStartup(t *testing.T) {
+	noCommand := testjob.MakeMPIJob("pi", "ns")
+	noCommand.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].Template.Spec.Containers[0].Command = nil
 	for name, tc := range map[string]struct {
-		job  *testjob.Wrapper
-		want bool
+		job                  *testjob.Wrapper
+		inContainer, initCtr bool
 	}{
-		"AtStartup waits for the workers' DNS records": {testjob.MakeMPIJob("pi", "ns"), true},
-		"WaitForWorkersReady starts after the workers": {testjob.MakeMPIJob("pi", "ns").WaitForWorkers(), false},
+		"AtStartup waits in the launcher's container":      {testjob.MakeMPIJob("pi", "ns"), true, false},
+		"AtStartup without a command waits in an init one": {noCommand, false, true},
+		"WaitForWorkersReady starts after the workers":     {testjob.MakeMPIJob("pi", "ns").WaitForWorkers(), false, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			init := LauncherJob(tc.job.Defaulted(), false, testOpts).Spec.Template.Spec.InitContainers
-			if got := len(init) == 1 && init[0].Name == "wait-for-workers"; got != tc.want {
-				t.Errorf("wait-for-workers init container present = %t, want %t (%+v)", got, tc.want, init)
+			spec := LauncherJob(tc.job.Defaulted(), false, testOpts).Spec.Template.Spec
+			init := len(spec.InitContainers) == 1 && spec.InitContainers[0].Name == "wait-for-workers"
+			cmd := spec.Containers[0].Command
+			inContainer := len(cmd) > 3 && cmd[0] == "sh" && strings.HasPrefix(cmd[2], waitForWorkersScript) && cmd[3] == "wait-for-workers"
+			if init != tc.initCtr || inContainer != tc.inContainer {
+				t.Errorf("init container %t, in the launcher's container %t; want %t, %t (command %q)", init, inContainer, tc.initCtr, tc.inContainer, cmd)
 			}
 		})
+	}
+}
+
+// The wait in the launcher's container ends by running the user's
+// command and arguments as given, spaces and quotes kept, with its exit
+// code.
+func TestWaitInTheLaunchersContainerExecsItsCommand(t *testing.T) {
+	c := corev1.Container{Command: []string{"sh", "-c", `printf '%s|' "$@"; exit 3`, "prog"}, Args: []string{"a b", `"q"`, "$x"}}
+	spec := corev1.PodSpec{Containers: []corev1.Container{c}}
+	waitForWorkers(&spec)
+	argv := append(slices.Clone(spec.Containers[0].Command), spec.Containers[0].Args...)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hostfile"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	argv[2] = strings.ReplaceAll(argv[2], HostfilePath, filepath.Join(dir, "hostfile"))
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Errorf("exit %v, want the command's 3", err)
+	}
+	if string(out) != `a b|"q"|$x|` {
+		t.Errorf("the command got %q, want its arguments as given", out)
 	}
 }
 
@@ -532,6 +559,7 @@ func TestWaitForWorkersInheritsTheLaunchersImageSecurityAndResources(t *testing.
 	c.ImagePullPolicy = corev1.PullNever
 	c.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000)}
 	c.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+	c.Command = nil // the image's entrypoint: the wait is an init container
 	init := LauncherJob(w.Defaulted(), false, testOpts).Spec.Template.Spec.InitContainers[0]
 	if init.Image != c.Image || init.ImagePullPolicy != corev1.PullNever {
 		t.Errorf("image %s pull policy %s, want the launcher's", init.Image, init.ImagePullPolicy)

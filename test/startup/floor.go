@@ -7,12 +7,15 @@ package main
 //     workers and launcher, with no volume and no init container), made at
 //     once by this process, until the kubelets report every container
 //     started;
-//   - the program: mpirun of the same ranks, timed inside a launcher whose
-//     workers' sshd already served one run, from mpirun's start to its
-//     exit.
+//   - the program: mpirun of the same ranks, from its start to its exit,
+//     timed warm (inside a launcher whose workers' sshd already served one
+//     run) and cold (the first run of a fresh launcher on fresh workers).
 //
-// Their sum is a lower bound: the ranks cannot start before the
-// containers, and Succeeded cannot come before mpirun exits. It leaves
+// Pods plus a warm run is a lower bound: the ranks cannot start before the
+// containers, and Succeeded cannot come before mpirun exits. Pods plus a
+// cold run is what any operator that starts a fresh launcher and fresh
+// workers per job pays; what is between the two is the first connection's
+// own cost (sshd's first fork, the libraries read from disk). It leaves
 // out what every Pod adds after that (the kubelet notices a container's
 // exit at its next relist, once a second).
 
@@ -124,56 +127,69 @@ func barePod(image string, i int) *corev1.Pod {
 	}
 }
 
-// programFloor runs the job's ranks runs+1 times in one launcher and
-// returns the last runs' times: the first run only warms the workers'
-// sshd and the page cache, as a real job's launcher finds them warm
-// enough after its init container waited.
-func programFloor(ctx context.Context, cs kubernetes.Interface, c client.WithWatch, o options, ns string) ([]time.Duration, error) {
+// coldLine prefixes the nanoseconds of the floor launcher's first run.
+const coldLine = "COLD_NS "
+
+// programFloor runs the job's ranks 1+warm times in one fresh launcher,
+// on fresh workers, and returns the first run's time (cold: the workers'
+// sshd never served a connection, the launcher never ran mpirun, the MPI
+// libraries were never read in this Pod) and the warm runs' times (the
+// workers' sshd and the page cache warm, as a second job on the same
+// nodes finds them).
+func programFloor(ctx context.Context, cs kubernetes.Interface, c client.WithWatch, o options, ns string, warm int) (time.Duration, []time.Duration, error) {
 	if err := freshNamespace(ctx, cs, ns); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer gone(cs, ns)
 	job := ranksJob(ns, o)
 	launcher := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher]
 	mpirun := strings.Join(launcher.Template.Spec.Containers[0].Command, " ")
 	launcher.Template.Spec.Containers[0].Command = []string{"bash", "-c", fmt.Sprintf(
-		`%[1]s >/dev/null || exit 1
+		`s=$(date +%%s%%N); %[1]s >/dev/null || exit 1; e=$(date +%%s%%N)
+echo "%[4]s$((e - s))"
 for i in $(seq %[2]d); do
   s=$(date +%%s%%N); %[1]s >/dev/null || exit 1; e=$(date +%%s%%N)
   echo "%[3]s$((e - s))"
-done`, mpirun, o.runs, floorLine)}
+done`, mpirun, warm, floorLine, coldLine)}
 	if err := c.Create(ctx, job); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if err := waitSucceeded(ctx, c, job); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
 		LabelSelector: kubeflow.LabelJobRole + "=" + builder.RoleLauncher,
 	})
 	if err != nil || len(pods.Items) == 0 {
-		return nil, fmt.Errorf("floor launcher Pod: %d found: %w", len(pods.Items), err)
+		return 0, nil, fmt.Errorf("floor launcher Pod: %d found: %w", len(pods.Items), err)
 	}
 	stream, err := cs.CoreV1().Pods(ns).GetLogs(pods.Items[0].Name, &corev1.PodLogOptions{Container: "launcher"}).Stream(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("floor launcher log: %w", err)
+		return 0, nil, fmt.Errorf("floor launcher log: %w", err)
 	}
 	defer func() { _ = stream.Close() }()
+	var cold time.Duration
 	var out []time.Duration
 	sc := bufio.NewScanner(stream)
 	for sc.Scan() {
-		nanos, ok := strings.CutPrefix(sc.Text(), floorLine)
-		if !ok {
-			continue
+		for _, prefix := range []string{coldLine, floorLine} {
+			nanos, ok := strings.CutPrefix(sc.Text(), prefix)
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseInt(nanos, 10, 64)
+			if err != nil {
+				return 0, nil, fmt.Errorf("floor launcher line %q: %w", sc.Text(), err)
+			}
+			if prefix == coldLine {
+				cold = time.Duration(n)
+			} else {
+				out = append(out, time.Duration(n))
+			}
 		}
-		n, err := strconv.ParseInt(nanos, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("floor launcher line %q: %w", sc.Text(), err)
-		}
-		out = append(out, time.Duration(n))
 	}
-	if len(out) != o.runs {
-		return nil, fmt.Errorf("floor launcher printed %d times, want %d", len(out), o.runs)
+	if cold == 0 || len(out) != warm {
+		return 0, nil, fmt.Errorf("floor launcher printed a cold run %v and %d warm ones, want %d", cold, len(out), warm)
 	}
-	return out, sc.Err()
+	return cold, out, sc.Err()
 }

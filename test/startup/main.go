@@ -5,7 +5,8 @@
 // its wait for the workers' names, its start, the first rank's output,
 // Succeeded) is printed per run and as the median, from the MPIJob's
 // create. After each run it measures the floor of the same cluster
-// (floor.go): as many bare Pods, and, once, mpirun in a warm launcher.
+// (floor.go): as many bare Pods and a cold mpirun, and, once, mpirun in a
+// warm launcher.
 // hack/measure-startup.sh runs it.
 package main
 
@@ -51,7 +52,7 @@ func main() {
 	fs.IntVar(&o.runs, "runs", 5, "runs; the median is printed after them")
 	fs.IntVar(&o.sshPort, "ssh-port", 22, "the workers' sshd port")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "longest a run may take")
-	fs.BoolVar(&o.floor, "floor", true, "measure the floor too: after each run, N+1 bare Pods; after the last, mpirun in a warm launcher")
+	fs.BoolVar(&o.floor, "floor", true, "measure the floor too: after each run, N+1 bare Pods and a cold mpirun; after the last, mpirun in a warm launcher")
 	_ = fs.Parse(os.Args[1:])
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "startup:", err)
@@ -83,6 +84,7 @@ func run(o options) error {
 	var (
 		all  []map[phase]time.Duration
 		pods []time.Duration
+		cold []time.Duration
 	)
 	for i := 1; i <= o.runs; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
@@ -99,6 +101,13 @@ func run(o options) error {
 				line += fmt.Sprintf("; floor: %d bare Pods started %.2fs", o.workers+1, t.Seconds())
 				err = settle(ctx, cs, baseline)
 			}
+			if err == nil {
+				if t, _, err = programFloor(ctx, cs, c, o, fmt.Sprintf("floor-cold-%d-%d", o.workers, i), 0); err == nil {
+					cold = append(cold, t)
+					line += fmt.Sprintf(", cold mpirun %.2fs", t.Seconds())
+					err = settle(ctx, cs, baseline)
+				}
+			}
 		}
 		cancel()
 		if err != nil {
@@ -113,7 +122,7 @@ func run(o options) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	program, err := programFloor(ctx, cs, c, o, fmt.Sprintf("floor-program-%d", o.workers))
+	_, program, err := programFloor(ctx, cs, c, o, fmt.Sprintf("floor-program-%d", o.workers), o.runs)
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
@@ -121,7 +130,7 @@ func run(o options) error {
 	for _, times := range all {
 		succeeded = append(succeeded, times[phaseSucceeded])
 	}
-	printFloor(o, median(pods), median(succeeded), program)
+	printFloor(o, median(pods), median(succeeded), program, cold)
 	return nil
 }
 
@@ -299,22 +308,27 @@ func printTable(o options, all []map[phase]time.Duration) {
 	}
 }
 
-// printFloor prints the floor's parts, their sum and the job's median
-// against it.
-func printFloor(o options, pods, succeeded time.Duration, programs []time.Duration) {
-	program := median(programs)
-	floor := pods + program
-	var each []string
-	for _, t := range programs {
-		each = append(each, fmt.Sprintf("%.2f", t.Seconds()))
+// printFloor prints the floor's parts, the two floors (with a warm and
+// with a cold mpirun) and the job's median against each.
+func printFloor(o options, pods, succeeded time.Duration, warm, cold []time.Duration) {
+	seconds := func(ts []time.Duration) string {
+		var each []string
+		for _, t := range ts {
+			each = append(each, fmt.Sprintf("%.2f", t.Seconds()))
+		}
+		return strings.Join(each, ", ")
 	}
+	warmFloor, coldFloor := pods+median(warm), pods+median(cold)
 	fmt.Printf("\nN=%d, the floor, medians of %d (seconds)\n\n", o.workers, o.runs)
 	fmt.Println("| part | seconds |")
 	fmt.Println("| --- | --- |")
 	fmt.Printf("| %d bare Pods of the image, every container started | %.2f |\n", o.workers+1, pods.Seconds())
-	fmt.Printf("| mpirun in a warm launcher, start to exit (%s) | %.2f |\n", strings.Join(each, ", "), program.Seconds())
-	fmt.Printf("| **floor of apply→Succeeded** | **%.2f** |\n", floor.Seconds())
-	fmt.Printf("| MPIJob Succeeded | %.2f: **%.2f× the floor** |\n", succeeded.Seconds(), succeeded.Seconds()/floor.Seconds())
+	fmt.Printf("| mpirun in a warm launcher, start to exit (%s) | %.2f |\n", seconds(warm), median(warm).Seconds())
+	fmt.Printf("| mpirun cold: a fresh launcher's first, on fresh workers (%s) | %.2f |\n", seconds(cold), median(cold).Seconds())
+	fmt.Printf("| **floor of apply→Succeeded, warm mpirun** | **%.2f** |\n", warmFloor.Seconds())
+	fmt.Printf("| **floor of apply→Succeeded, cold mpirun** | **%.2f** |\n", coldFloor.Seconds())
+	fmt.Printf("| MPIJob Succeeded | %.2f: **%.2f× the warm floor, %.2f× the cold floor** |\n",
+		succeeded.Seconds(), succeeded.Seconds()/warmFloor.Seconds(), succeeded.Seconds()/coldFloor.Seconds())
 }
 
 func median(ts []time.Duration) time.Duration {
