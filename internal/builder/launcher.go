@@ -157,12 +157,18 @@ func waitForWorkers(spec *corev1.PodSpec) {
 	if len(spec.Containers) == 0 {
 		return
 	}
-	c := &spec.Containers[0]
-	if len(c.Command) == 0 {
+	if waitsInInitContainer(spec) {
 		addWaitForWorkers(spec)
 		return
 	}
+	c := &spec.Containers[0]
 	c.Command = append([]string{"sh", "-c", waitForWorkersScript + "\nexec \"$@\"", WaitForWorkersContainer}, c.Command...)
+}
+
+// waitsInInitContainer reports whether the launcher's wait for its
+// workers is an init container: its first container has no command.
+func waitsInInitContainer(spec *corev1.PodSpec) bool {
+	return len(spec.Containers) > 0 && len(spec.Containers[0].Command) == 0
 }
 
 // addWaitForWorkers runs waitForWorkersScript before the launcher's

@@ -113,7 +113,7 @@ func validateTemplate(job *kubeflow.MPIJob, role kubeflow.MPIReplicaType, spec *
 			}
 		}
 	}
-	if launcher && job.Spec.LauncherCreationPolicy == kubeflow.LauncherCreationPolicyAtStartup {
+	if launcher && job.Spec.LauncherCreationPolicy == kubeflow.LauncherCreationPolicyAtStartup && waitsInInitContainer(spec) {
 		for _, list := range []struct {
 			path       string
 			containers []corev1.Container
@@ -121,7 +121,7 @@ func validateTemplate(job *kubeflow.MPIJob, role kubeflow.MPIReplicaType, spec *
 			for i, c := range list.containers {
 				if c.Name == WaitForWorkersContainer {
 					errs = append(errs, field.Invalid(p.Child(list.path).Index(i).Child("name"), c.Name,
-						"is the name of the init container the operator adds with launcherCreationPolicy AtStartup"))
+						"is the name of the init container the operator adds with launcherCreationPolicy AtStartup to a launcher whose container has no command"))
 				}
 			}
 		}

@@ -79,8 +79,11 @@ func TestTemplatesCollidingWithTheOperatorsAdditions(t *testing.T) {
 			},
 			field: "spec.mpiReplicaSpecs[Worker].template.spec.containers[0].volumeMounts[0].mountPath",
 		},
-		"a launcher container named wait-for-workers": {
-			edit:  func(j *kubeflow.MPIJob) { launcher(j).Containers[0].Name = builder.WaitForWorkersContainer },
+		"a launcher container named wait-for-workers, with no command (the wait is then an init container)": {
+			edit: func(j *kubeflow.MPIJob) {
+				launcher(j).Containers[0].Name = builder.WaitForWorkersContainer
+				launcher(j).Containers[0].Command = nil
+			},
 			field: "spec.mpiReplicaSpecs[Launcher].template.spec.containers[0].name",
 		},
 		"32 DNS search domains in the worker template": {
