@@ -52,11 +52,17 @@ const MaxAvoidedNodes = 16
 // is none.
 func RestartOf(job *kubeflow.MPIJob) (Restart, bool) {
 	var rec Restart
-	raw, ok := job.Annotations[AnnotationRestart]
-	if !ok || json.Unmarshal([]byte(raw), &rec) != nil || rec.Replaces == "" {
+	if !decode(job, AnnotationRestart, &rec) || rec.Replaces == "" {
 		return Restart{}, false
 	}
 	return rec, true
+}
+
+// decode reads the JSON of the job's annotation key into v; false if the
+// annotation is missing or unreadable.
+func decode(job *kubeflow.MPIJob, key string, v any) bool {
+	raw, ok := job.Annotations[key]
+	return ok && json.Unmarshal([]byte(raw), v) == nil
 }
 
 // Avoiding returns the nodes still avoided at now.
@@ -117,8 +123,7 @@ type PodFailure struct {
 // FailureOf reads AnnotationFailure; a missing or unreadable one is none.
 func FailureOf(job *kubeflow.MPIJob) (PodFailure, bool) {
 	var f PodFailure
-	raw, ok := job.Annotations[AnnotationFailure]
-	if !ok || json.Unmarshal([]byte(raw), &f) != nil || f.Pod == "" {
+	if !decode(job, AnnotationFailure, &f) || f.Pod == "" {
 		return PodFailure{}, false
 	}
 	return f, true
