@@ -123,15 +123,15 @@ func knownHostsVolume(name string) corev1.Volume {
 }
 
 // workerMounts are the mounts a worker's first container gets: the keys
-// at path, the job's key at sshd's default host key files, known_hosts.
+// at path, the job's key at sshd's default ed25519 host key file,
+// known_hosts.
 func workerMounts(path string) []corev1.VolumeMount {
-	mounts := []corev1.VolumeMount{sshMount(path)}
-	for _, f := range []string{"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key"} {
-		mounts = append(mounts,
-			corev1.VolumeMount{Name: "ssh-auth", MountPath: f, SubPath: "id_rsa", ReadOnly: true},
-			corev1.VolumeMount{Name: "ssh-auth", MountPath: f + ".pub", SubPath: "id_rsa.pub", ReadOnly: true})
+	return []corev1.VolumeMount{
+		sshMount(path),
+		{Name: "ssh-auth", MountPath: "/etc/ssh/ssh_host_ed25519_key", SubPath: "id_rsa", ReadOnly: true},
+		{Name: "ssh-auth", MountPath: "/etc/ssh/ssh_host_ed25519_key.pub", SubPath: "id_rsa.pub", ReadOnly: true},
+		configMount,
 	}
-	return append(mounts, configMount)
 }
 
 // findVolume returns the named volume of spec, or nil.

@@ -62,7 +62,7 @@ func PresentsJobHostKey(pod *corev1.Pod) bool {
 		return false
 	}
 	for _, m := range pod.Spec.Containers[0].VolumeMounts {
-		if m.Name == sshVolumeName && m.MountPath == sshdHostKeyFiles[0] {
+		if m.Name == sshVolumeName && (m.MountPath == sshdHostKeyFile || m.MountPath == olderSSHDHostKeyFile) {
 			return true
 		}
 	}

@@ -69,6 +69,12 @@ func TestWorkersOfOlderOperatorsAreToldApart(t *testing.T) {
 	if ours := WorkerPod(job, 0, testOpts); !PresentsJobHostKey(ours) {
 		t.Error("a worker of this operator does not present the job's key")
 	}
+	threeKeys := WorkerPod(job, 0, testOpts)
+	threeKeys.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{sshMount("/root/.ssh"),
+		{Name: "ssh-auth", MountPath: "/etc/ssh/ssh_host_rsa_key", SubPath: "id_rsa", ReadOnly: true}}
+	if !PresentsJobHostKey(threeKeys) {
+		t.Error("a worker of the versions that mounted the job's key over every default host key file does not present it")
+	}
 	older := WorkerPod(job, 0, testOpts)
 	older.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{sshMount("/root/.ssh")}
 	if PresentsJobHostKey(older) {

@@ -74,34 +74,36 @@ func addSSHAuth(job *kubeflow.MPIJob, spec *corev1.PodSpec) {
 		corev1.VolumeMount{Name: sshVolumeName, MountPath: job.Spec.SSHAuthMountPath, ReadOnly: true})
 }
 
-// sshdHostKeyFiles are where sshd looks for its host keys when its
+// sshdHostKeyFile is where sshd looks for its ed25519 host key when its
 // configuration names none: root's sshd in upstream's images, and in most
 // images, is configured so.
-var sshdHostKeyFiles = []string{
-	"/etc/ssh/ssh_host_rsa_key",
-	"/etc/ssh/ssh_host_ecdsa_key",
-	"/etc/ssh/ssh_host_ed25519_key",
-}
+const sshdHostKeyFile = "/etc/ssh/ssh_host_ed25519_key"
+
+// olderSSHDHostKeyFile is the first default host key file the versions
+// before mounted the job's key over (with the ecdsa and ed25519 files).
+const olderSSHDHostKeyFile = "/etc/ssh/ssh_host_rsa_key"
 
 // addHostKeys makes the job's key the host key of the worker's sshd
 // wherever it looks for one: at sshAuthMountPath/id_rsa (upstream's
 // non-root sshd_config says HostKey there) and, in place of the image's own
-// keys, at sshd's default host key files, so that root's sshd of an image
-// that ships keys made at build time presents the job's key too. The
-// launcher's known_hosts pins that key. Each default file gets the job's
-// key whatever its type: sshd reads the type from the file, and no key of
-// the image is left to offer. The public halves are mounted too, or sshd
-// complains that they do not match.
+// ed25519 key, at sshd's default ed25519 host key file, so that root's sshd
+// of an image that ships keys made at build time presents the job's key
+// too. The launcher's known_hosts pins that key, an ed25519 one, and ssh
+// asks a server for the key type that known_hosts holds for it (ed25519
+// comes first in its defaults too), so the image's RSA and ECDSA keys are
+// never asked for; a server that offered only those would be refused.
+// Each file is a subPath mount, which the kubelet makes one by one before
+// it creates the container: the three key types, six mounts, delayed each
+// worker's start (docs/records/measurements.md). The public half is
+// mounted too, or sshd complains that it does not match.
 func addHostKeys(spec *corev1.PodSpec) {
 	if len(spec.Containers) == 0 {
 		return
 	}
 	c := &spec.Containers[0]
-	for _, f := range sshdHostKeyFiles {
-		c.VolumeMounts = append(c.VolumeMounts,
-			corev1.VolumeMount{Name: sshVolumeName, MountPath: f, SubPath: sshPrivateKeyFile, ReadOnly: true},
-			corev1.VolumeMount{Name: sshVolumeName, MountPath: f + ".pub", SubPath: sshPublicKeyFile, ReadOnly: true})
-	}
+	c.VolumeMounts = append(c.VolumeMounts,
+		corev1.VolumeMount{Name: sshVolumeName, MountPath: sshdHostKeyFile, SubPath: sshPrivateKeyFile, ReadOnly: true},
+		corev1.VolumeMount{Name: sshVolumeName, MountPath: sshdHostKeyFile + ".pub", SubPath: sshPublicKeyFile, ReadOnly: true})
 }
 
 // setFSGroup makes the key files group-readable by the Pod's user when the
