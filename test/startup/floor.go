@@ -143,7 +143,7 @@ func programFloor(ctx context.Context, cs kubernetes.Interface, c client.WithWat
 	defer gone(cs, ns)
 	job := ranksJob(ns, o)
 	launcher := job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher]
-	mpirun := strings.Join(launcher.Template.Spec.Containers[0].Command, " ")
+	mpirun := mpirunCommand(o.workers)
 	launcher.Template.Spec.Containers[0].Command = []string{"bash", "-c", fmt.Sprintf(
 		`s=$(date +%%s%%N); %[1]s >/dev/null || exit 1; e=$(date +%%s%%N)
 echo "%[4]s$((e - s))"

@@ -162,10 +162,12 @@ func once(ctx context.Context, cs kubernetes.Interface, c client.WithWatch, o op
 	done := time.Since(w.start)
 	times := w.times(o.workers)
 	times[phaseSucceeded] = done
-	if t, ok, err := firstRankLine(ctx, cs, ns, w.launcherPod); err != nil {
+	marks, err := launcherMarks(ctx, cs, ns, w.launcherPod)
+	if err != nil {
 		return nil, err
-	} else if ok {
-		times[phaseFirstOutput] = t.Sub(w.start)
+	}
+	for p, t := range marks {
+		times[p] = t.Sub(w.start)
 	}
 	return times, nil
 }
@@ -204,44 +206,71 @@ func waitSucceeded(ctx context.Context, c client.WithWatch, job *kubeflow.MPIJob
 }
 
 // ranksJob is hack/measure-startup.sh's job: /opt/mpi/ranks on one rank
-// per worker, with upstream's defaults otherwise (AtStartup: the launcher
-// waits for the workers' names in its init container).
+// per worker, with upstream's defaults otherwise. The launcher's command
+// prints a line before mpirun starts and one after it exits, so that the
+// kubelet's log timestamps tell mpirun's own time from the wait before it
+// and the kubelet's notice after it (a shell more: a few milliseconds).
 func ranksJob(ns string, o options) *kubeflow.MPIJob {
 	job := testjob.MakeMPIJob("ranks", ns).Workers(int32(o.workers)).CleanPodPolicy(kubeflow.CleanPodPolicyAll).Obj()
 	for rt, spec := range job.Spec.MPIReplicaSpecs {
 		c := &spec.Template.Spec.Containers[0]
 		c.Image, c.ImagePullPolicy = o.image, corev1.PullNever
 		if rt == kubeflow.MPIReplicaTypeLauncher {
-			c.Command = []string{"mpirun", "-n", fmt.Sprint(o.workers), "/opt/mpi/ranks"}
+			c.Command = []string{"sh", "-c", fmt.Sprintf(`echo %s; %s; rc=$?; echo %s; exit $rc`,
+				mpirunStartMark, mpirunCommand(o.workers), mpirunExitMark)}
 		}
 	}
 	return job
 }
 
-// firstRankLine is the kubelet's timestamp of the launcher's first RANK
-// line: the output of rank 0, after every rank joined.
-func firstRankLine(ctx context.Context, cs kubernetes.Interface, ns, pod string) (time.Time, bool, error) {
+// mpirunCommand runs the ranks, one per worker.
+func mpirunCommand(workers int) string {
+	return fmt.Sprintf("mpirun -n %d /opt/mpi/ranks", workers)
+}
+
+// The launcher's lines around mpirun (ranksJob).
+const (
+	mpirunStartMark = "MPIRUN-START"
+	mpirunExitMark  = "MPIRUN-EXIT"
+)
+
+// launcherMarks are the kubelet's timestamps of the launcher's lines that
+// end a phase: mpirun's start, rank 0's first line (printed after every
+// rank joined), mpirun's exit.
+func launcherMarks(ctx context.Context, cs kubernetes.Interface, ns, pod string) (map[phase]time.Time, error) {
+	out := map[phase]time.Time{}
 	if pod == "" {
-		return time.Time{}, false, nil
+		return out, nil
 	}
 	stream, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: "launcher", Timestamps: true}).Stream(ctx)
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("launcher log: %w", err)
+		return nil, fmt.Errorf("launcher log: %w", err)
 	}
 	defer func() { _ = stream.Close() }()
 	sc := bufio.NewScanner(stream)
 	for sc.Scan() {
 		stamp, text, _ := strings.Cut(sc.Text(), " ")
-		if !strings.HasPrefix(text, "RANK ") {
+		var p phase
+		switch {
+		case text == mpirunStartMark:
+			p = phaseMpirunStarted
+		case strings.HasPrefix(text, "RANK "):
+			p = phaseFirstOutput
+		case text == mpirunExitMark:
+			p = phaseMpirunExited
+		default:
+			continue
+		}
+		if _, seen := out[p]; seen {
 			continue
 		}
 		t, err := time.Parse(time.RFC3339Nano, stamp)
 		if err != nil {
-			return time.Time{}, false, fmt.Errorf("launcher log timestamp %q: %w", stamp, err)
+			return nil, fmt.Errorf("launcher log timestamp %q: %w", stamp, err)
 		}
-		return t, true, nil
+		out[p] = t
 	}
-	return time.Time{}, false, sc.Err()
+	return out, sc.Err()
 }
 
 // gone deletes namespace ns and waits, at most two minutes, until it is

@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -26,10 +27,13 @@ const (
 	phaseScheduled       phase = "worker Pods scheduled"
 	phaseStarted         phase = "worker containers started"
 	phaseSSHD            phase = "sshd listening on every worker"
+	phasePublished       phase = "worker names published (EndpointSlices)"
 	phaseLauncherCreated phase = "launcher Pod created"
 	phaseNamesResolved   phase = "worker names resolvable (init container done)"
 	phaseLauncherStarted phase = "launcher container started"
+	phaseMpirunStarted   phase = "mpirun started (kubelet's log timestamp)"
 	phaseFirstOutput     phase = "first rank output (kubelet's log timestamp)"
+	phaseMpirunExited    phase = "mpirun exited (kubelet's log timestamp)"
 	phaseLauncherExited  phase = "launcher container exited"
 	phaseCriteriaMet     phase = "launcher Job SuccessCriteriaMet"
 	phaseJobComplete     phase = "launcher Job Complete"
@@ -38,17 +42,17 @@ const (
 
 // phases in the order they are printed.
 var phases = []phase{
-	phaseFirstWorker, phaseWorkersCreated, phaseScheduled, phaseStarted, phaseSSHD,
+	phaseFirstWorker, phaseWorkersCreated, phaseScheduled, phaseStarted, phaseSSHD, phasePublished,
 	phaseLauncherCreated, phaseNamesResolved, phaseLauncherStarted,
-	phaseFirstOutput, phaseLauncherExited, phaseCriteriaMet, phaseJobComplete,
+	phaseMpirunStarted, phaseFirstOutput, phaseMpirunExited, phaseLauncherExited, phaseCriteriaMet, phaseJobComplete,
 	phaseSucceeded,
 }
 
 // shortNames label a run's one-line summary.
 var shortNames = map[phase]string{
 	phaseFirstWorker: "first-worker", phaseWorkersCreated: "created", phaseScheduled: "scheduled", phaseStarted: "started",
-	phaseSSHD: "sshd", phaseLauncherCreated: "launcher-pod", phaseNamesResolved: "names",
-	phaseLauncherStarted: "launcher", phaseFirstOutput: "rank-output",
+	phaseSSHD: "sshd", phasePublished: "published", phaseLauncherCreated: "launcher-pod", phaseNamesResolved: "names",
+	phaseLauncherStarted: "launcher", phaseMpirunStarted: "mpirun", phaseFirstOutput: "rank-output", phaseMpirunExited: "mpirun-exit",
 	phaseLauncherExited: "exited", phaseCriteriaMet: "criteria-met",
 	phaseJobComplete: "job-complete", phaseSucceeded: "succeeded",
 }
@@ -98,9 +102,31 @@ func (w *podWatch) run(ctx context.Context, cs kubernetes.Interface, ns string) 
 	}); err != nil {
 		return err
 	}
+	if _, err := f.Discovery().V1().EndpointSlices().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.recordSlice(obj.(*discoveryv1.EndpointSlice)) },
+		UpdateFunc: func(_, obj any) { w.recordSlice(obj.(*discoveryv1.EndpointSlice)) },
+	}); err != nil {
+		return err
+	}
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
 	return nil
+}
+
+// recordSlice notes when each worker's address first appears, ready, in
+// one of the job's EndpointSlices: from then on CoreDNS answers its name.
+func (w *podWatch) recordSlice(sl *discoveryv1.EndpointSlice) {
+	now := time.Since(w.start)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range sl.Endpoints {
+		if e.TargetRef == nil || (e.Conditions.Ready != nil && !*e.Conditions.Ready) {
+			continue
+		}
+		if seen := w.workers[e.TargetRef.Name]; seen != nil {
+			mark(seen, phasePublished, now, true)
+		}
+	}
 }
 
 func (w *podWatch) record(ctx context.Context, pod *corev1.Pod) {
@@ -218,7 +244,7 @@ func (w *podWatch) times(n int) map[phase]time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := map[phase]time.Duration{}
-	for _, p := range []phase{phaseWorkersCreated, phaseScheduled, phaseStarted, phaseSSHD} {
+	for _, p := range []phase{phaseWorkersCreated, phaseScheduled, phaseStarted, phaseSSHD, phasePublished} {
 		var last time.Duration
 		count := 0
 		for _, seen := range w.workers {
