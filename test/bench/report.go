@@ -213,7 +213,7 @@ func (r *report) memory(samples []memorySample) {
 // operator, whose Running waits for every Pod), as medians.
 func (r *report) peer(o options, ours []startupResult, tput []throughputResult, peers []peerRun) {
 	configs := peerConfigs(o)
-	r.printf("\nThe peer: kubeflow/mpi-operator %s in the same run, one operator at a time (%d run(s) per size)\n\n", peerVersion(o.upstream), o.peerRuns)
+	r.printf("\nThe peer: kubeflow/mpi-operator %s in the same run, one operator at a time (%d run(s) per size; the throughput scenario %d time(s) with limits raised, once at defaults; medians)\n\n", peerVersion(o.upstream), o.peerRuns, max(o.throughputRuns, 1))
 	r.printf("| job | this operator: MPIJob Running | floor: bare Pods Running |")
 	for _, c := range configs {
 		r.printf(" upstream, %s: all Pods Running (MPIJob Running) |", c.Name)
