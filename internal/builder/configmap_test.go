@@ -205,6 +205,8 @@ func TestConfigMapHoldsHostfileDiscoverHostsAndKnownHosts(t *testing.T) {
 			"known_hosts": "pi-worker-*.pi,[pi-worker-*.pi]:*," +
 				"pi-worker-*.pi.ns.svc.cluster.test,[pi-worker-*.pi.ns.svc.cluster.test]:* " + testPublicKeyNoComment + "\n",
 			"ssh_config": "ConnectionAttempts 10\n" +
+				"KexAlgorithms curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521," +
+				"diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256\n" +
 				"StrictHostKeyChecking yes\n" +
 				"UserKnownHostsFile /etc/mpi/known_hosts\n" +
 				"GlobalKnownHostsFile /dev/null\n" +

@@ -23,13 +23,29 @@ const SSHArgs = "-F " + SSHConfigPath
 // listening yet. -F replaces the image's own configuration, so it is
 // included last: ssh keeps the first value it reads, so ours win, and the
 // image's others still apply (upstream's images set Port 2222 there).
+//
+// KexAlgorithms is OpenSSH 8's default list, which every OpenSSH since 7.4
+// knows, without the post-quantum hybrids that 9.0 and later put first:
+// sntrup761x25519 costs each connection a few tens of milliseconds of CPU
+// at both ends (docs/records/measurements.md), and a job opens one per
+// worker, all at once, while its ranks start. The keys it protects are
+// the job's own, made for it and gone with it, and the ranks' traffic
+// does not go through ssh. A whole list, not "^..." ("put these first"),
+// which older clients do not know; every name in it is known since 7.4.
 const SSHConfig = `ConnectionAttempts 10
+KexAlgorithms ` + sshKexAlgorithms + `
 StrictHostKeyChecking yes
 UserKnownHostsFile ` + KnownHostsPath + `
 GlobalKnownHostsFile /dev/null
 CheckHostIP no
 Include /etc/ssh/ssh_config
 `
+
+// sshKexAlgorithms are the key exchange methods the job's ssh offers, in
+// its order of preference (SSHConfig).
+const sshKexAlgorithms = "curve25519-sha256,curve25519-sha256@libssh.org," +
+	"ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521," +
+	"diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256"
 
 // launcherEnv is the environment that points the job's MPI implementation
 // at the hostfile and at ssh.

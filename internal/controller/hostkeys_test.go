@@ -62,7 +62,7 @@ func TestLauncherChecksTheHostKeyTheConfigMapPins(t *testing.T) {
 	if err := f.client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-config"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	if c := cm.Data["ssh_config"]; !strings.HasPrefix(c, "ConnectionAttempts 10\nStrictHostKeyChecking yes\nUserKnownHostsFile /etc/mpi/known_hosts\n") {
+	if c := cm.Data["ssh_config"]; !strings.Contains(c, "\nStrictHostKeyChecking yes\nUserKnownHostsFile /etc/mpi/known_hosts\n") {
 		t.Errorf("ssh_config %q does not check host keys against known_hosts", c)
 	}
 	if kh, key := knownHosts(t, f), secretPublicKey(t, f); key == "" || !strings.HasSuffix(kh, " "+key) {
