@@ -16,8 +16,9 @@ package main
 // cold run is what any operator that starts a fresh launcher and fresh
 // workers per job pays; what is between the two is the first connection's
 // own cost (sshd's first fork, the libraries read from disk). It leaves
-// out what every Pod adds after that (the kubelet notices a container's
-// exit at its next relist, once a second).
+// out what every Pod adds after that, the kubelet's notice of the
+// launcher's exit, which exitnotice.go measures and the report gives
+// beside it.
 
 import (
 	"bufio"
