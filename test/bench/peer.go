@@ -14,6 +14,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
+	"github.com/mpi-operator/mpi-operator/test/upstream"
 )
 
 // peerVersion is upstream's release, read from the folder
@@ -126,9 +129,12 @@ func peerThroughputRuns(o options, cfg peerConfig) int {
 	return max(o.throughputRuns, 1)
 }
 
-// startPeer runs upstream's binary as a cluster admin (exempt from the API
-// server's priority and fairness, where this operator is not), with a
-// Lease namespace of its own so it leads at once, and waits until its
+// startPeer runs upstream's binary as its release deploys it: as a
+// ServiceAccount of its own bound to the release's ClusterRole
+// (peerKubeconfig), so that the API server's priority and fairness holds
+// it at the workload-low level as it does this operator; the cluster's
+// admin would be exempt, an advantage no deployment has. It gets a Lease
+// namespace of its own so it leads at once, and it waits until its
 // workers start.
 func (e *env) startPeer(ctx context.Context, cfg peerConfig) (func(), error) {
 	lockNS := "upstream-" + strings.ReplaceAll(cfg.Name, " ", "-")
@@ -141,7 +147,11 @@ func (e *env) startPeer(ctx context.Context, cfg peerConfig) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--kubeConfig", e.o.kubeconfig, "--lock-namespace", lockNS, "--monitoring-port", "0"}, cfg.Args...)
+	kubeconfig, err := e.peerKubeconfig(ctx, lockNS)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--kubeConfig", kubeconfig, "--lock-namespace", lockNS, "--monitoring-port", "0"}, cfg.Args...)
 	cmd := exec.CommandContext(ctx, e.o.upstream, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -169,6 +179,22 @@ func (e *env) startPeer(ctx context.Context, cfg peerConfig) (func(), error) {
 	}
 	fmt.Printf("upstream (%s) running: %s\n", cfg.Name, strings.Join(cfg.Args, " "))
 	return stop, nil
+}
+
+// peerKubeconfig writes the kubeconfig upstream runs with, as
+// benchcluster.UpstreamIdentity: its ClusterRole is read from the module of
+// the release whose binary runs, so the two cannot drift apart.
+func (e *env) peerKubeconfig(ctx context.Context, lockNS string) (string, error) {
+	dir, err := upstream.ModuleDir(peerVersion(e.o.upstream))
+	if err != nil {
+		return "", fmt.Errorf("upstream's manifests: %w", err)
+	}
+	id, err := benchcluster.UpstreamIdentity(dir, lockNS)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(e.o.out, "upstream.kubeconfig")
+	return path, id.Kubeconfig(ctx, e.cs, e.o.kubeconfig, path)
 }
 
 // peerJobs creates jobs MPIJobs of n workers at once in namespace ns and

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mpi-operator/mpi-operator/test/internal/benchcluster"
 )
 
 // report prints the tables to stdout and keeps a copy for the docs.
@@ -261,6 +263,11 @@ func (r *report) peer(o options, ours []startupResult, tput []throughputResult, 
 		}
 		r.printf("\n")
 	}
+	// Said beside the figures, so that a page tells them from those of
+	// earlier runs, which had upstream as the cluster's admin, exempt
+	// from priority and fairness.
+	r.printf("\nupstream runs as the ServiceAccount %s/%s bound to its release's own ClusterRole (`%s`), at the API server's `workload-low` level like this operator.\n",
+		benchcluster.UpstreamNamespace, benchcluster.UpstreamServiceAccount, benchcluster.UpstreamRoleFile)
 	for _, c := range configs {
 		if len(c.Args) > 0 {
 			r.printf("\nupstream, %s: `%s`\n", c.Name, strings.Join(c.Args, " "))

@@ -5,6 +5,8 @@ package upstream
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os/exec"
 	"testing"
 )
@@ -20,13 +22,31 @@ const (
 // the test when the module cannot be fetched.
 func Dir(t testing.TB) string {
 	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", Module+"@"+Version).Output()
+	dir, err := ModuleDir(Version)
 	if err != nil {
-		t.Fatalf("go mod download %s@%s: %v", Module, Version, err)
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ModuleDir is the folder of upstream's module at version in the module
+// cache, fetched if need be. test/bench, which is no test, reads the
+// manifests of the release whose binary it runs through it.
+func ModuleDir(version string) (string, error) {
+	out, err := exec.Command("go", "mod", "download", "-json", Module+"@"+version).Output()
+	if err != nil {
+		var stderr []byte
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			stderr = ee.Stderr
+		}
+		return "", fmt.Errorf("go mod download %s@%s: %w\n%s", Module, version, err, stderr)
 	}
 	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download %s@%s printed no Dir: %v\n%s", Module, Version, err, out)
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %w\n%s", Module, version, err, out)
 	}
-	return mod.Dir
+	if mod.Dir == "" {
+		return "", fmt.Errorf("go mod download %s@%s printed no Dir:\n%s", Module, version, out)
+	}
+	return mod.Dir, nil
 }

@@ -12,84 +12,83 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
-
-	"github.com/mpi-operator/mpi-operator/test/integration/envtestutil"
 )
 
-// The operator's identity on the benchmark cluster. hack/bench/up.sh's
-// audit policy logs the writes of exactly this user.
-const (
-	OperatorNamespace      = "mpi-operator-bench"
-	OperatorServiceAccount = "mpi-operator"
-	OperatorUser           = "system:serviceaccount:" + OperatorNamespace + ":" + OperatorServiceAccount
-)
+// Identity is a ServiceAccount an operator runs as on the benchmark
+// cluster, with the roles a deployment of that operator grants it. An
+// operator that runs as one is held to least privilege, and the API
+// server's priority and fairness treats it as a deployed one (the
+// workload-low level), where the cluster's admin would be exempt.
+type Identity struct {
+	Namespace, ServiceAccount string
+	// ClusterRole is created as named here: whoever builds the Identity
+	// names it apart from another operator's.
+	ClusterRole *rbacv1.ClusterRole
+	// Roles are each granted in the namespace they name.
+	Roles []*rbacv1.Role
+}
 
-// OperatorKubeconfig makes the operator a ServiceAccount bound to the
-// ClusterRole and Roles in roleFile (config/rbac: what production grants), and
-// writes to path a copy of adminKubeconfig that authenticates as it. The
-// operator then runs with least privilege here too, and its requests are
-// told apart from everyone else's in the audit log.
-func OperatorKubeconfig(ctx context.Context, cs kubernetes.Interface, adminKubeconfig, roleFile, path string) error {
-	roles, err := envtestutil.ReadRoles(roleFile)
-	if err != nil {
-		return err
-	}
-	role := roles.Cluster
+// Kubeconfig makes the ServiceAccount, its roles and their bindings (each
+// kept if it exists already), and writes to path a copy of
+// adminKubeconfig that authenticates as the ServiceAccount.
+func (id Identity) Kubeconfig(ctx context.Context, cs kubernetes.Interface, adminKubeconfig, path string) error {
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: id.Namespace, Name: id.ServiceAccount}}
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-bench"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{
-			Kind: rbacv1.ServiceAccountKind, Namespace: OperatorNamespace, Name: OperatorServiceAccount,
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: id.ClusterRole.Name + "-bench"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: id.ClusterRole.Name},
+		Subjects:   subjects,
 	}
-	objs := []func() error{
-		func() error {
+	namespaces := []string{id.Namespace}
+	for _, r := range id.Roles {
+		namespaces = append(namespaces, r.Namespace)
+	}
+	var objs []func() error
+	for _, ns := range namespaces {
+		objs = append(objs, func() error {
 			_, err := cs.CoreV1().Namespaces().Create(ctx,
-				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: OperatorNamespace}}, metav1.CreateOptions{})
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+			return err
+		})
+	}
+	objs = append(objs,
+		func() error {
+			_, err := cs.CoreV1().ServiceAccounts(id.Namespace).Create(ctx,
+				&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: id.ServiceAccount}}, metav1.CreateOptions{})
 			return err
 		},
 		func() error {
-			_, err := cs.CoreV1().ServiceAccounts(OperatorNamespace).Create(ctx,
-				&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: OperatorServiceAccount}}, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+			_, err := cs.RbacV1().ClusterRoles().Create(ctx, id.ClusterRole, metav1.CreateOptions{})
 			return err
 		},
 		func() error {
 			_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 			return err
 		},
-	}
-	// The Roles (the leader election Lease) are granted in the operator's
-	// namespace here, where its processes keep their Lease.
-	for _, r := range roles.Namespaced {
-		role := r.DeepCopy()
-		role.Namespace, role.ResourceVersion = OperatorNamespace, ""
+	)
+	for _, role := range id.Roles {
 		rb := &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-bench", Namespace: OperatorNamespace},
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-bench", Namespace: role.Namespace},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-			Subjects:   binding.Subjects,
+			Subjects:   subjects,
 		}
 		objs = append(objs, func() error {
-			_, err := cs.RbacV1().Roles(OperatorNamespace).Create(ctx, role, metav1.CreateOptions{})
+			_, err := cs.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{})
 			return err
 		}, func() error {
-			_, err := cs.RbacV1().RoleBindings(OperatorNamespace).Create(ctx, rb, metav1.CreateOptions{})
+			_, err := cs.RbacV1().RoleBindings(role.Namespace).Create(ctx, rb, metav1.CreateOptions{})
 			return err
 		})
 	}
 	for _, create := range objs {
 		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("setting up the operator's identity: %w", err)
+			return fmt.Errorf("setting up the identity %s/%s: %w", id.Namespace, id.ServiceAccount, err)
 		}
 	}
-	tok, err := cs.CoreV1().ServiceAccounts(OperatorNamespace).CreateToken(ctx, OperatorServiceAccount,
+	tok, err := cs.CoreV1().ServiceAccounts(id.Namespace).CreateToken(ctx, id.ServiceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](24 * 3600)}},
 		metav1.CreateOptions{})
 	if err != nil {
-		return fmt.Errorf("requesting the operator's token: %w", err)
+		return fmt.Errorf("requesting the token of %s/%s: %w", id.Namespace, id.ServiceAccount, err)
 	}
 	cfg, err := clientcmd.LoadFromFile(adminKubeconfig)
 	if err != nil {
