@@ -25,12 +25,8 @@ func failureOf(pod *corev1.Pod) jobrecord.PodFailure {
 	if f.Role == "" {
 		f.Role = builder.RoleWorker // goneWorker stands for a worker
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
-			if t != nil && t.ExitCode != 0 && f.Container == "" {
-				f.Container, f.ExitCode, f.Reason = cs.Name, ptr.To(t.ExitCode), t.Reason
-			}
-		}
+	if name, t, _ := failedRun(pod); t != nil {
+		f.Container, f.ExitCode, f.Reason = name, ptr.To(t.ExitCode), t.Reason
 	}
 	if c := findPodCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue && f.Reason == "" {
 		f.Reason = c.Reason

@@ -72,27 +72,33 @@ func attemptFailure(pod *corev1.Pod) string {
 	if c := findPodCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue {
 		return fmt.Sprintf("Pod %s was disrupted (%s: %s)", pod.Name, c.Reason, c.Message)
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
-			if t != nil && t.ExitCode != 0 {
-				return fmt.Sprintf("Pod %s: container %s exited with code %d (%s)", pod.Name, cs.Name, t.ExitCode, t.Reason)
-			}
-		}
+	if name, t, _ := failedRun(pod); t != nil {
+		return fmt.Sprintf("Pod %s: container %s exited with code %d (%s)", pod.Name, name, t.ExitCode, t.Reason)
 	}
 	return fmt.Sprintf("Pod %s failed: %s %s", pod.Name, pod.Status.Reason, pod.Status.Message)
+}
+
+// failedRun is the first of the Pod's containers, in the Pod's order,
+// whose run ended with a non-zero exit: its current run or, restarted
+// since (restartPolicy OnFailure), its previous one (previous).
+func failedRun(pod *corev1.Pod) (name string, t *corev1.ContainerStateTerminated, previous bool) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return cs.Name, t, false
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 {
+			return cs.Name, t, true
+		}
+	}
+	return "", nil, false
 }
 
 // failedContainer names the container of the Pod that exited with an
 // error, or else its first (mpirun's). previous: the failed run is the
 // container's previous one, as it was restarted (restartPolicy OnFailure).
 func failedContainer(pod *corev1.Pod) (name string, previous bool) {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return cs.Name, false
-		}
-		if t := cs.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 {
-			return cs.Name, true
-		}
+	if name, t, previous := failedRun(pod); t != nil {
+		return name, previous
 	}
 	if len(pod.Spec.Containers) > 0 {
 		return pod.Spec.Containers[0].Name, false
