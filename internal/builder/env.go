@@ -26,9 +26,9 @@ const SSHArgs = "-F " + SSHConfigPath
 //
 // KexAlgorithms is OpenSSH 8's default list, which every OpenSSH since 7.4
 // knows, without the post-quantum hybrids that 9.0 and later put first:
-// sntrup761x25519 costs each connection a few tens of milliseconds of CPU
-// at both ends (docs/records/measurements.md), and a job opens one per
-// worker, all at once, while its ranks start. The keys it protects are
+// sntrup761x25519 costs each connection CPU at both ends
+// (docs/records/measurements.md), and a job opens one per worker, all at
+// once, while its ranks start. The keys it protects are
 // the job's own, made for it and gone with it, and the ranks' traffic
 // does not go through ssh. A whole list, not "^..." ("put these first"),
 // which older clients do not know; every name in it is known since 7.4.

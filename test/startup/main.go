@@ -217,7 +217,7 @@ func waitSucceeded(ctx context.Context, c client.WithWatch, job *kubeflow.MPIJob
 // per worker, with upstream's defaults otherwise. The launcher's command
 // prints a line before mpirun starts and one after it exits, so that the
 // kubelet's log timestamps tell mpirun's own time from the wait before it
-// and the kubelet's notice after it (a shell more: a few milliseconds).
+// and the kubelet's notice after it (at the cost of one shell more).
 func ranksJob(ns string, o options) *kubeflow.MPIJob {
 	job := testjob.MakeMPIJob("ranks", ns).Workers(int32(o.workers)).CleanPodPolicy(kubeflow.CleanPodPolicyAll).Obj()
 	for rt, spec := range job.Spec.MPIReplicaSpecs {
