@@ -7,10 +7,8 @@ package main
 // controller, and any operator, read the exit from that report.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 )
 
 // exitLine is the exit-notice Pod's last line before its container exits.
@@ -33,17 +30,9 @@ func exitNotice(ctx context.Context, cs kubernetes.Interface, image, ns string) 
 		return 0, err
 	}
 	defer gone(cs, ns)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "exit"},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: ptr.To[int64](0),
-			Containers: []corev1.Container{{
-				Name: "exit", Image: image, ImagePullPolicy: corev1.PullNever,
-				Command: []string{"sh", "-c", "sleep 1; echo " + exitLine},
-			}},
-		},
-	}
+	pod := barePod(image, 0)
+	pod.Name = "exit"
+	pod.Spec.Containers[0].Command = []string{"sh", "-c", "sleep 1; echo " + exitLine}
 	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String()})
 	if err != nil {
 		return 0, err
@@ -65,25 +54,16 @@ func exitNotice(ctx context.Context, cs kubernetes.Interface, image, ns string) 
 	if seen.IsZero() {
 		return 0, fmt.Errorf("watch of the exit-notice Pod ended: %w", ctx.Err())
 	}
-	stream, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{Timestamps: true}).Stream(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("exit-notice Pod log: %w", err)
-	}
-	defer func() { _ = stream.Close() }()
-	sc := bufio.NewScanner(stream)
-	for sc.Scan() {
-		stamp, text, _ := strings.Cut(sc.Text(), " ")
-		if text != exitLine {
-			continue
+	var last time.Time
+	if err := logLines(ctx, cs, ns, pod.Name, pod.Spec.Containers[0].Name, func(t time.Time, text string) {
+		if text == exitLine {
+			last = t
 		}
-		t, err := time.Parse(time.RFC3339Nano, stamp)
-		if err != nil {
-			return 0, fmt.Errorf("exit-notice Pod log timestamp %q: %w", stamp, err)
-		}
-		return seen.Sub(t), nil
-	}
-	if err := sc.Err(); err != nil {
+	}); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("exit-notice Pod printed no %s line", exitLine)
+	if last.IsZero() {
+		return 0, fmt.Errorf("exit-notice Pod printed no %s line", exitLine)
+	}
+	return seen.Sub(last), nil
 }

@@ -250,14 +250,7 @@ func launcherMarks(ctx context.Context, cs kubernetes.Interface, ns, pod string)
 	if pod == "" {
 		return out, nil
 	}
-	stream, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: "launcher", Timestamps: true}).Stream(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("launcher log: %w", err)
-	}
-	defer func() { _ = stream.Close() }()
-	sc := bufio.NewScanner(stream)
-	for sc.Scan() {
-		stamp, text, _ := strings.Cut(sc.Text(), " ")
+	err := logLines(ctx, cs, ns, pod, "launcher", func(t time.Time, text string) {
 		var p phase
 		switch {
 		case text == mpirunStartMark:
@@ -267,18 +260,33 @@ func launcherMarks(ctx context.Context, cs kubernetes.Interface, ns, pod string)
 		case text == mpirunExitMark:
 			p = phaseMpirunExited
 		default:
-			continue
+			return
 		}
-		if _, seen := out[p]; seen {
-			continue
+		if _, seen := out[p]; !seen {
+			out[p] = t
 		}
+	})
+	return out, err
+}
+
+// logLines calls f with each line of a container's log and the kubelet's
+// timestamp of it.
+func logLines(ctx context.Context, cs kubernetes.Interface, ns, pod, container string, f func(t time.Time, text string)) error {
+	stream, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Timestamps: true}).Stream(ctx)
+	if err != nil {
+		return fmt.Errorf("log of %s/%s: %w", pod, container, err)
+	}
+	defer func() { _ = stream.Close() }()
+	sc := bufio.NewScanner(stream)
+	for sc.Scan() {
+		stamp, text, _ := strings.Cut(sc.Text(), " ")
 		t, err := time.Parse(time.RFC3339Nano, stamp)
 		if err != nil {
-			return nil, fmt.Errorf("launcher log timestamp %q: %w", stamp, err)
+			return fmt.Errorf("log of %s/%s: timestamp %q: %w", pod, container, stamp, err)
 		}
-		out[p] = t
+		f(t, text)
 	}
-	return out, sc.Err()
+	return sc.Err()
 }
 
 // gone deletes namespace ns and waits, at most two minutes, until it is
