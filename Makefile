@@ -144,16 +144,26 @@ kueue-up: cluster-up ## start Kueue against the local cluster (idempotent)
 kueue-down: ## stop Kueue and remove its queues and webhooks (cluster-down does too)
 	hack/kueue/down.sh
 
-E2E_TEST = KUBECONFIG=$$(hack/cluster/kubeconfig.sh) E2E_REQUIRE_KUEUE=1 go test -count=1 -tags e2e -timeout 45m -v ./test/e2e/
+# MultiKueue: a manager cluster (API server, etcd, no node) with its own
+# Kueue and operator, and the local cluster as its worker.
+.PHONY: multikueue-up
+multikueue-up: kueue-up ## start MultiKueue's manager cluster, the local one its worker (idempotent)
+	hack/multikueue/up.sh
+
+.PHONY: multikueue-down
+multikueue-down: ## stop MultiKueue's manager cluster (cluster-down does too)
+	hack/multikueue/down.sh
+
+E2E_TEST = KUBECONFIG=$$(hack/cluster/kubeconfig.sh) E2E_REQUIRE_KUEUE=1 E2E_MANAGER_KUBECONFIG=$$(hack/multikueue/kubeconfig.sh) go test -count=1 -tags e2e -timeout 45m -v ./test/e2e/
 
 .PHONY: test-e2e
-test-e2e: kueue-up ## real MPI jobs on the local cluster, some queued by Kueue
+test-e2e: multikueue-up ## real MPI jobs on the local cluster, some queued by Kueue
 	$(E2E_TEST)
 
 # What CI runs: the same suite with the operator built with -race
 # (hack/cluster/race-image.sh); a race an operator Pod reports fails it.
 .PHONY: test-e2e-race
-test-e2e-race: kueue-up ## make test-e2e on the operator built with -race
+test-e2e-race: multikueue-up ## make test-e2e on the operator built with -race
 	image=$$(hack/cluster/race-image.sh) && E2E_OPERATOR_IMAGE=$$image $(E2E_TEST)
 
 # A release: dist/ gets install.yaml, the packaged chart, the operator image

@@ -12,8 +12,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=hack/cluster/lib.sh
 . "$here/lib.sh"
 
-# Kueue (hack/kueue/up.sh) needs the API server to clean up after itself:
-# it goes first, while the control plane still runs.
+# MultiKueue's manager (hack/multikueue/up.sh) has this cluster as its
+# worker, and Kueue (hack/kueue/up.sh) needs the API server to clean up
+# after itself: they go first, while the control plane still runs.
+"$REPO/hack/multikueue/down.sh"
 if running kube-apiserver; then "$REPO/hack/kueue/down.sh"; fi
 
 for n in "${NODES[@]}"; do node_vars "$n"; stop "kubelet$N_SUFFIX"; done

@@ -9,10 +9,11 @@ KUEUE_DIR=$DIR/kueue
 # the clone, so CI's fresh clones reuse it.
 KUEUE_BIN=${MPI_OPERATOR_CACHE:-$HOME/.cache/mpi-operator}/kueue-$KUEUE_VERSION/kueue
 # Loopback only: the API server calls the webhooks here, and nothing off
-# the machine can reach Kueue.
-KUEUE_WEBHOOK_ADDR=127.0.0.1:9443
-KUEUE_HEALTH_ADDR=127.0.0.1:18081
-KUEUE_METRICS_ADDR=127.0.0.1:18443
+# the machine can reach Kueue. MultiKueue's manager cluster runs a second
+# Kueue with ports of its own (hack/multikueue/up.sh).
+KUEUE_WEBHOOK_ADDR=${KUEUE_WEBHOOK_ADDR:-127.0.0.1:9443}
+KUEUE_HEALTH_ADDR=${KUEUE_HEALTH_ADDR:-127.0.0.1:18081}
+KUEUE_METRICS_ADDR=${KUEUE_METRICS_ADDR:-127.0.0.1:18443}
 # The label hack/kueue/localwebhooks puts on the webhook configurations.
 KUEUE_WEBHOOK_LABEL=mpi-operator.kubeflow.org/local-kueue
 # Kueue's kinds that hold finalizers only Kueue removes, namespaced first.

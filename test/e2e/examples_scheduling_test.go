@@ -43,6 +43,12 @@ func TestExampleKueue(t *testing.T) {
 		t.Errorf("Workload %s: queue %q admitted by ClusterQueue %q, want user-queue and cluster-queue", wl.GetName(), queue, cqName)
 	}
 	out := expectSucceeded(t, job)
+	expectPiOnTwoWorkers(t, out)
+	t.Run("MultiKueue", exampleMultiKueue)
+}
+
+func expectPiOnTwoWorkers(t *testing.T, out string) {
+	t.Helper()
 	hosts := piRanks(t, out)
 	if !workerHost.MatchString(hosts[0]) || !workerHost.MatchString(hosts[1]) || hosts[0] == hosts[1] {
 		t.Errorf("ranks ran on %v, want two distinct workers", hosts)

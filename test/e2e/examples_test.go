@@ -42,15 +42,16 @@ const examplesDir = "../../examples/v2beta1"
 // TestExamplesAreAllAppliedByTests fails on a file missing here; a test reads
 // only its own files (readExample) and fails unless it read all of them.
 var exampleTests = map[string]string{
-	"pi/pi.yaml":            "TestExamplePi",
-	"pi/pi-mpich.yaml":      "TestExamplePi",
-	"pi/pi-root.yaml":       "TestExamplePi",
-	"pi/pi-mpich-root.yaml": "TestExamplePi",
-	"hostnetwork/pi.yaml":   "TestExampleHostNetwork",
-	"kueue/queues.yaml":     "TestExampleKueue",
-	"kueue/pi.yaml":         "TestExampleKueue",
-	"elastic/pi.yaml":       "TestExampleElastic",
-	"gang/pi.yaml":          "TestExampleGang",
+	"pi/pi.yaml":              "TestExamplePi",
+	"pi/pi-mpich.yaml":        "TestExamplePi",
+	"pi/pi-root.yaml":         "TestExamplePi",
+	"pi/pi-mpich-root.yaml":   "TestExamplePi",
+	"hostnetwork/pi.yaml":     "TestExampleHostNetwork",
+	"kueue/queues.yaml":       "TestExampleKueue",
+	"kueue/pi.yaml":           "TestExampleKueue",
+	"multikueue/manager.yaml": "TestExampleKueue",
+	"elastic/pi.yaml":         "TestExampleElastic",
+	"gang/pi.yaml":            "TestExampleGang",
 }
 
 // TestExamplesAreAllAppliedByTests: every file under examples/v2beta1 is
@@ -129,6 +130,12 @@ func readExample(t *testing.T, rel string) []byte {
 // test ends.
 func applyExample(t *testing.T, ns, rel string) []*kubeflow.MPIJob {
 	t.Helper()
+	return applyExampleOn(t, localCluster(), ns, rel)
+}
+
+// applyExampleOn is applyExample on the cluster cl.
+func applyExampleOn(t *testing.T, cl cluster, ns, rel string) []*kubeflow.MPIJob {
+	t.Helper()
 	var jobs []*kubeflow.MPIJob
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(readExample(t, rel))))
 	for {
@@ -147,22 +154,22 @@ func applyExample(t *testing.T, ns, rel string) []*kubeflow.MPIJob {
 			continue // comments only
 		}
 		if obj.GetObjectKind().GroupVersionKind() == kubeflow.GroupVersion.WithKind(kubeflow.Kind) {
-			jobs = append(jobs, createRaw(t, ns, doc, "application/yaml"))
+			jobs = append(jobs, createRawOn(t, cl.cs, ns, doc, "application/yaml"))
 			continue
 		}
-		mapping, err := k8s.RESTMapper().RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+		mapping, err := cl.c.RESTMapper().RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
 		if err != nil {
-			t.Fatalf("%s: %s is not served: %v", rel, obj.GroupVersionKind(), err)
+			t.Fatalf("%s: %s is not served on the %s: %v", rel, obj.GroupVersionKind(), cl.name, err)
 		}
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 			obj.SetNamespace(ns)
 		}
 		if obj.GetNamespace() == "" {
-			createClusterScoped(t, obj)
+			createClusterScoped(t, cl.c, obj)
 			continue
 		}
-		if err := k8s.Create(context.Background(), obj); err != nil {
-			t.Fatalf("%s: creating %s %s: %v", rel, obj.GetKind(), obj.GetName(), err)
+		if err := cl.c.Create(context.Background(), obj); err != nil {
+			t.Fatalf("%s: creating %s %s on the %s: %v", rel, obj.GetKind(), obj.GetName(), cl.name, err)
 		}
 	}
 	return jobs
@@ -184,16 +191,16 @@ func exampleJob(t *testing.T, rel string) *kubeflow.MPIJob {
 // the test ends. One that an earlier run deleted may still be going (Kueue
 // keeps a ClusterQueue until its Workloads, in that run's namespace, are
 // gone): it waits for it. One not being deleted is someone else's.
-func createClusterScoped(t *testing.T, obj *unstructured.Unstructured) {
+func createClusterScoped(t *testing.T, c client.Client, obj *unstructured.Unstructured) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		err := k8s.Create(ctx, obj.DeepCopy())
+		err := c.Create(ctx, obj.DeepCopy())
 		if !apierrors.IsAlreadyExists(err) {
 			return true, err
 		}
 		old := &unstructured.Unstructured{}
 		old.SetGroupVersionKind(obj.GroupVersionKind())
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), old); err == nil && old.GetDeletionTimestamp() == nil {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), old); err == nil && old.GetDeletionTimestamp() == nil {
 			return false, fmt.Errorf("%s %s already exists, not being deleted", obj.GetKind(), obj.GetName())
 		}
 		return false, nil
@@ -201,5 +208,5 @@ func createClusterScoped(t *testing.T, obj *unstructured.Unstructured) {
 	if err != nil {
 		t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
 	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
+	t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
 }

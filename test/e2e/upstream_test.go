@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
@@ -35,7 +36,13 @@ func upstreamFile(t *testing.T, rel string) []byte {
 // namespace goes in the request's path, the document is sent as it is.
 func createRaw(t *testing.T, ns string, body []byte, contentType string) *kubeflow.MPIJob {
 	t.Helper()
-	raw, err := clientset.CoreV1().RESTClient().Post().
+	return createRawOn(t, clientset, ns, body, contentType)
+}
+
+// createRawOn is createRaw through the clientset cs, of another cluster.
+func createRawOn(t *testing.T, cs *kubernetes.Clientset, ns string, body []byte, contentType string) *kubeflow.MPIJob {
+	t.Helper()
+	raw, err := cs.CoreV1().RESTClient().Post().
 		AbsPath("/apis/kubeflow.org/v2beta1/namespaces", ns, "mpijobs").
 		SetHeader("Content-Type", contentType).Body(body).
 		DoRaw(context.Background())
