@@ -233,6 +233,13 @@ CHAOS_RUN = trap hack/bench/down.sh EXIT && hack/bench/down.sh --purge && hack/b
 chaos: build-race ## 200 MPIJobs (one of 1000 workers) under chaos, checked (< 20 min)
 	$(CHAOS_RUN) $(CHAOS_ARGS)
 
+# Kueue's Topology Aware Scheduling on the benchmark cluster: kwok nodes
+# labelled by block, rack and host, Kueue and the operator as processes.
+.PHONY: test-tas
+test-tas: ## where Kueue's topology-aware scheduling puts an MPIJob's ranks, on kwok nodes (~2 min)
+	trap hack/bench/down.sh EXIT && hack/bench/down.sh --purge && hack/bench/up.sh && hack/bench/kueue-up.sh && \
+	  KUBECONFIG=$$(hack/bench/kubeconfig.sh) go test -race -count=1 -tags e2e -v ./test/tas/
+
 .PHONY: chaos-short
 chaos-short: build-race ## what CI runs: 30 MPIJobs (one of 100 workers) under chaos, checked (~3 min)
 	$(CHAOS_RUN) -nodes 20 -jobs 30 -big-workers 100 -create-over 30s -run-min 10s -run-max 20s \

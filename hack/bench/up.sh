@@ -8,11 +8,8 @@
 # usage: hack/bench/up.sh    stop: hack/bench/down.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-export MPI_OPERATOR_CLUSTER_DIR=${MPI_OPERATOR_BENCH_DIR:-/var/lib/mpi-operator-bench}
-export NODE_IP=127.0.0.1 KUBEADM_ADDRESS=192.0.2.1 ETCD_PORT=22379 ETCD_PEER_PORT=22380 \
-  CONTROLLER_MANAGER_PORT=20257 SCHEDULER_PORT=20259
-# shellcheck source=hack/cluster/lib.sh
-. "$here/../cluster/lib.sh"
+# shellcheck source=hack/bench/lib.sh
+. "$here/lib.sh"
 # shellcheck source=hack/cluster/steps.sh
 . "$here/../cluster/steps.sh"
 

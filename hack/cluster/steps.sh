@@ -479,3 +479,20 @@ pod_succeeded() {
   [ "$phase" = Succeeded ]
 }
 
+
+# operator_process METRICS_ADDR HEALTH_ADDR builds this operator from the
+# working tree and runs it as a process against the cluster of $DIR, as
+# its Deployment runs it on a cluster with nodes (a cluster of none, or of
+# kwok's, has nowhere to run its Pod). A new build restarts it.
+operator_process() {
+  (cd "$REPO" && go build -o "$DIR/mpi-operator.new" ./cmd/mpi-operator)
+  if ! cmp -s "$DIR/mpi-operator.new" "$DIR/mpi-operator"; then
+    mv "$DIR/mpi-operator.new" "$DIR/mpi-operator"
+    stop mpi-operator
+  else
+    rm -f "$DIR/mpi-operator.new"
+  fi
+  start mpi-operator "$DIR/mpi-operator" --kubeconfig "$DIR/admin.conf" --leader-elect=false \
+    --metrics-bind-address "$1" --health-probe-bind-address "$2"
+  wait_for "the operator's /readyz on $2" 60 curl -sf "http://$2/readyz"
+}

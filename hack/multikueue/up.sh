@@ -91,21 +91,6 @@ worker_secret() {
   rm -f "$cfg"
 }
 
-# operator builds this operator from the working tree and runs it against
-# the manager, as its Deployment runs it on a cluster with nodes.
-operator() {
-  (cd "$REPO" && go build -o "$DIR/mpi-operator.new" ./cmd/mpi-operator)
-  if ! cmp -s "$DIR/mpi-operator.new" "$DIR/mpi-operator"; then
-    mv "$DIR/mpi-operator.new" "$DIR/mpi-operator"
-    stop mpi-operator
-  else
-    rm -f "$DIR/mpi-operator.new"
-  fi
-  start mpi-operator "$DIR/mpi-operator" --kubeconfig "$DIR/admin.conf" --leader-elect=false \
-    --metrics-bind-address "$OPERATOR_METRICS_ADDR" --health-probe-bind-address "$OPERATOR_HEALTH_ADDR"
-  wait_for "the manager's operator /readyz" 60 curl -sf "http://$OPERATOR_HEALTH_ADDR/readyz"
-}
-
 main() {
   wctl get --raw /readyz >/dev/null 2>&1 ||
     { echo "the local cluster (the worker) is not up: run make kueue-up first" >&2; exit 1; }
@@ -118,7 +103,7 @@ main() {
   kctl wait --for condition=Established --timeout=60s -f "$REPO/config/crd/bases/" >/dev/null
   "$REPO/hack/kueue/up.sh"
   worker_secret
-  operator
+  operator_process "$OPERATOR_METRICS_ADDR" "$OPERATOR_HEALTH_ADDR"
   step "MultiKueue's manager up; KUBECONFIG=$DIR/admin.conf; logs in $LOGS"
 }
 
