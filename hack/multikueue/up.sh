@@ -19,9 +19,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=hack/cluster/steps.sh
 . "$here/../cluster/steps.sh"
 
-# worker_access makes, on the worker, the ServiceAccount the manager's
-# Kueue acts as, and prints a kubeconfig for it: the worker's CA inline
-# and a token (Kueue refuses file paths and skipped TLS checks).
+# worker_access FILE makes, on the worker, the ServiceAccount the
+# manager's Kueue acts as, and writes a kubeconfig for it to FILE: the
+# worker's CA inline and a token (Kueue refuses file paths and skipped
+# TLS checks), made with the kubectl config commands docs/kueue.md gives.
 worker_access() {
   wctl apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -58,24 +59,15 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: $WORKER_
 subjects:
 - {kind: ServiceAccount, name: $WORKER_SA, namespace: $WORKER_SA_NAMESPACE}
 EOF
-  local token server ca
+  local cfg=$1 token server
   token=$(wctl create token "$WORKER_SA" -n "$WORKER_SA_NAMESPACE" --duration "$TOKEN_DURATION")
   server=$(wctl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-  ca=$(base64 -w0 < "$WORKER_DIR/pki/ca.crt")
-  cat <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: $WORKER_CLUSTER
-  cluster: {server: "$server", certificate-authority-data: "$ca"}
-users:
-- name: $WORKER_SA
-  user: {token: "$token"}
-contexts:
-- name: $WORKER_CLUSTER
-  context: {cluster: $WORKER_CLUSTER, user: $WORKER_SA}
-current-context: $WORKER_CLUSTER
-EOF
+  local k=("$DIR/bin/kubectl" config --kubeconfig "$cfg")
+  "${k[@]}" set-cluster "$WORKER_CLUSTER" --server "$server" \
+    --certificate-authority "$WORKER_DIR/pki/ca.crt" --embed-certs=true >/dev/null
+  "${k[@]}" set-credentials "$WORKER_SA" --token "$token" >/dev/null
+  "${k[@]}" set-context "$WORKER_CLUSTER" --cluster "$WORKER_CLUSTER" --user "$WORKER_SA" >/dev/null
+  "${k[@]}" use-context "$WORKER_CLUSTER" >/dev/null
 }
 
 # worker_secret stores the worker's kubeconfig on the manager, in Kueue's
@@ -85,7 +77,7 @@ worker_secret() {
   step "the worker's kubeconfig, as Secret $KUEUE_NAMESPACE/$WORKER_CLUSTER on the manager"
   kctl create namespace "$KUEUE_NAMESPACE" --dry-run=client -o yaml | kctl apply -f - >/dev/null
   local cfg; cfg=$(mktemp); chmod 600 "$cfg"
-  worker_access > "$cfg"
+  worker_access "$cfg"
   kctl create secret generic "$WORKER_CLUSTER" -n "$KUEUE_NAMESPACE" --from-file=kubeconfig="$cfg" \
     --dry-run=client -o yaml | kctl apply -f - >/dev/null
   rm -f "$cfg"

@@ -64,22 +64,31 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestRanksFollowTheTopology: a 32-worker MPIJob that requires one block
-// gets every rank in one block, consecutive ranks on
+// TestRanksFollowTheTopology: a 32-worker MPIJob that requires one block,
+// or prefers one rack (it fits none), gets every rank in one block, consecutive ranks on
 // the same rack and host wherever the assignment allows, and a hostfile in
 // the order of the ranks Kueue placed; with runLauncherAsWorker the
 // launcher is rank 0.
 func TestRanksFollowTheTopology(t *testing.T) {
 	ns := setUp(t)
-	for _, asWorker := range []bool{false, true} {
-		t.Run(fmt.Sprintf("runLauncherAsWorker=%t", asWorker), func(t *testing.T) {
-			job := topologyJob(ns, asWorker)
+	for _, c := range []struct {
+		name       string
+		asWorker   bool
+		annotation string
+	}{
+		{"required block", false, "kueue.x-k8s.io/podset-required-topology"},
+		{"required block, runLauncherAsWorker", true, "kueue.x-k8s.io/podset-required-topology"},
+		// Kueue takes a rack if the job fits one, else the lowest level
+		// that holds it: a block.
+		{"preferred rack", false, "kueue.x-k8s.io/podset-preferred-topology"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			asWorker := c.asWorker
+			job := topologyJob(ns, asWorker, c.annotation)
 			if err := k8s.Create(context.Background(), job); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() {
-				_ = k8s.Delete(context.Background(), job, client.PropagationPolicy(metav1.DeletePropagationForeground))
-			})
+			t.Cleanup(func() { deleteJob(t, job) })
 			ranks := placedRanks(t, job, asWorker)
 			nodes := nodeTopology(t)
 			t.Logf("rank | replica-index | Pod | node | rack | block")
@@ -172,15 +181,19 @@ func kueueObject(kind, ns, name string, fields map[string]any) *unstructured.Uns
 	return u
 }
 
-// topologyJob is the job: 32 workers of 1 CPU each, all in one block;
-// with runLauncherAsWorker, the launcher too. With runLauncherAsWorker the launcher asks the
-// same (it runs rank 0).
-func topologyJob(ns string, asWorker bool) *kubeflow.MPIJob {
+// topologyJob is the job: 32 workers of 1 CPU each, asking with
+// annotation for a block (required) or a rack (preferred); with
+// runLauncherAsWorker, the launcher asks the same (it runs rank 0).
+func topologyJob(ns string, asWorker bool, annotation string) *kubeflow.MPIJob {
 	// Kueue v0.17 takes one topology annotation per PodSet: required
 	// block with preferred rack is refused by its webhook ("must not
 	// contain more than one topology annotation"). Within the required
 	// block its placement fills racks, then hosts, as few as it can.
-	placement := map[string]string{"kueue.x-k8s.io/podset-required-topology": blockLabel}
+	level := blockLabel
+	if strings.Contains(annotation, "preferred") {
+		level = rackLabel
+	}
+	placement := map[string]string{annotation: level}
 	template := func(annotations map[string]string) corev1.PodTemplateSpec {
 		return corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
@@ -199,7 +212,7 @@ func topologyJob(ns string, asWorker bool) *kubeflow.MPIJob {
 		launcher = placement
 	}
 	return &kubeflow.MPIJob{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ranks-%t", asWorker), Namespace: ns, Labels: map[string]string{queueLabel: "queue"}},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "ranks-", Namespace: ns, Labels: map[string]string{queueLabel: "queue"}},
 		Spec: kubeflow.MPIJobSpec{
 			RunLauncherAsWorker: ptr.To(asWorker),
 			RunPolicy:           kubeflow.RunPolicy{CleanPodPolicy: ptr.To(kubeflow.CleanPodPolicyNone)},
@@ -208,6 +221,24 @@ func topologyJob(ns string, asWorker bool) *kubeflow.MPIJob {
 				kubeflow.MPIReplicaTypeWorker:   {Replicas: ptr.To[int32](workers), Template: template(placement)},
 			},
 		},
+	}
+}
+
+// deleteJob deletes job and waits until its Pods are gone, so that the
+// next job finds the room free.
+func deleteJob(t *testing.T, job *kubeflow.MPIJob) {
+	t.Helper()
+	if err := k8s.Delete(context.Background(), job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Errorf("deleting %s: %v", job.Name, err)
+		return
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var list corev1.PodList
+		err := k8s.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{kubeflow.LabelJobName: job.Name})
+		return err == nil && len(list.Items) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("the Pods of %s are not gone: %v", job.Name, err)
 	}
 }
 
