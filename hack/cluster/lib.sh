@@ -74,7 +74,7 @@ stop() {
     echo ">> stopping $name" >&2
     kill "$pid"
     for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null
+    kill -9 "$pid" 2>/dev/null || true
   fi
   rm -f "$DIR/pids/$name"
 }

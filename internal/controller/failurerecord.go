@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -54,11 +55,16 @@ func (r *Reconciler) recordFailure(ctx context.Context, job *kubeflow.MPIJob, po
 	return nil
 }
 
-// recordLauncherFailure records the launcher Pod whose failure failed the
-// job, in the reconcile that marks it Failed (updateProgress), before
-// cleanupPods runs.
+// recordLauncherFailure records the launcher Pod whose failure fails the
+// job: once the launcher Job is bound to fail (FailureTarget), and in the
+// reconcile that marks the job Failed (updateProgress), before
+// cleanupPods runs. The Job controller adds its Failed condition only once
+// its Pods are gone, and deletes the Pod of a restartPolicy OnFailure
+// launcher that used up backoffLimit: the record written at FailureTarget
+// is then what still says how the attempt failed (recordedAttempt).
 func (r *Reconciler) recordLauncherFailure(ctx context.Context, s *state, kids *children) error {
-	if !isTrue(s.status, kubeflow.JobFailed) || isTrue(&s.job.Status, kubeflow.JobFailed) {
+	failing := kids.launcher != nil && jobCondition(kids.launcher, batchv1.JobFailureTarget) != nil
+	if isTrue(&s.job.Status, kubeflow.JobFailed) || !failing && !isTrue(s.status, kubeflow.JobFailed) {
 		return nil
 	}
 	pod, _ := lastFailedAttempt(kids.launcherPods)
@@ -66,4 +72,17 @@ func (r *Reconciler) recordLauncherFailure(ctx context.Context, s *state, kids *
 		return nil
 	}
 	return r.recordFailure(ctx, s.job, pod)
+}
+
+// recordedAttempt says how the launcher attempt that the job's failure
+// record names failed, as attemptFailure does; empty without one.
+func recordedAttempt(job *kubeflow.MPIJob) string {
+	f, ok := jobrecord.FailureOf(job)
+	if !ok || f.Role != builder.RoleLauncher {
+		return ""
+	}
+	if f.Container != "" && f.ExitCode != nil {
+		return fmt.Sprintf("Pod %s: container %s exited with code %d (%s)", f.Pod, f.Container, *f.ExitCode, f.Reason)
+	}
+	return fmt.Sprintf("Pod %s failed: %s", f.Pod, f.Reason)
 }

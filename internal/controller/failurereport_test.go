@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 )
 
@@ -96,5 +99,98 @@ func TestLastFailedAttempt(t *testing.T) {
 	}
 	if p, _ := lastFailedAttempt([]*corev1.Pod{running}); p != nil {
 		t.Errorf("a running attempt reported as failed: %v", p.Name)
+	}
+}
+
+// failLauncherJob marks the launcher Job of runningJob failed at at, as
+// the Job controller does once backoffLimit is spent.
+func failLauncherJob(t *testing.T, f *fixture, at time.Time) {
+	t.Helper()
+	f.updateLauncher(t, func(l *batchv1.Job) {
+		now := metav1.NewTime(at)
+		l.Status.Active, l.Status.Failed = 0, 1
+		l.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+		}
+	})
+}
+
+// The cache can show the launcher Job failed before it shows the Pod
+// that failed: the Failed condition waits for the Pod, so that it names
+// the exit code, which a job run through MultiKueue could otherwise lose
+// (its status is final, and copied to the manager once).
+func TestFailedWaitsForTheCacheToShowTheFailedAttempt(t *testing.T) {
+	f, job, start := runningJob(t, 0)
+	failLauncherJob(t, f, start.Add(time.Minute))
+	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := getCondition(&f.job(t, job).Status, kubeflow.JobFailed); c != nil {
+		t.Fatalf("Failed written while the cache shows the launcher Pod running: %+v", c)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > conflictRetry {
+		t.Errorf("requeued after %s, want a retry within %s", res.RequeueAfter, conflictRetry)
+	}
+
+	f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "launcher",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}}}
+	})
+	f.reconcile(t, job)
+	if c := getCondition(&f.job(t, job).Status, kubeflow.JobFailed); c == nil || !strings.Contains(c.Message, "exited with code 3") {
+		t.Fatalf("Failed condition does not name the exit code: %+v", c)
+	}
+}
+
+// A Pod that never shows its end holds the Failed condition back no
+// longer than failureDetailWait.
+func TestFailedIsWrittenWithoutTheAttemptOnceTheWaitIsOver(t *testing.T) {
+	f, job, start := runningJob(t, 0)
+	failLauncherJob(t, f, start.Add(time.Minute))
+	f.reconcile(t, job)
+	f.clock.SetTime(f.clock.Now().Add(failureDetailWait))
+	f.reconcile(t, job)
+	c := getCondition(&f.job(t, job).Status, kubeflow.JobFailed)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "BackoffLimitExceeded" || strings.Contains(c.Message, "last failed attempt") {
+		t.Fatalf("Failed condition %+v, want BackoffLimitExceeded without an attempt", c)
+	}
+}
+
+// The Job controller adds Failed only once its Pods are gone, and deletes
+// a restartPolicy OnFailure launcher that used up backoffLimit: what the
+// Pod showed at FailureTarget is recorded, and the Failed condition still
+// names the exit code once the Pod is gone.
+func TestFailedNamesTheAttemptWhoseLauncherPodIsGone(t *testing.T) {
+	f, job, start := runningJob(t, 0)
+	at := metav1.NewTime(start.Add(time.Minute))
+	f.updatePod(t, "pi-launcher-abcde", func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "launcher", RestartCount: 1,
+			State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", FinishedAt: at}}}}
+	})
+	f.updateLauncher(t, func(l *batchv1.Job) {
+		l.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue,
+			Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: at}}
+	})
+	f.reconcile(t, job)
+	if _, ok := f.job(t, job).Annotations[AnnotationFailure]; !ok {
+		t.Fatalf("no failure record once the launcher Job is bound to fail")
+	}
+
+	pod := &corev1.Pod{}
+	if err := f.r.Client.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pi-launcher-abcde"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.r.Client.Delete(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	failLauncherJob(t, f, start.Add(time.Minute))
+	f.reconcile(t, job)
+	c := getCondition(&f.job(t, job).Status, kubeflow.JobFailed)
+	if c == nil || !strings.Contains(c.Message, "Pod pi-launcher-abcde: container launcher exited with code 3 (Error)") {
+		t.Fatalf("Failed condition does not name the attempt of the Pod that is gone: %+v", c)
 	}
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -133,12 +134,19 @@ func updateProgress(s *state, kids *children) {
 			return
 		}
 		if c := jobCondition(l, batchv1.JobFailed); c != nil {
+			_, how := lastFailedAttempt(kids.launcherPods)
+			if how == "" && failureNotSeenYet(s, c, kids.launcherPods) {
+				return
+			}
+			if how == "" {
+				how = recordedAttempt(job)
+			}
 			reason := c.Reason
 			if reason == "" {
 				reason = ReasonFailed
 			}
 			msg := fmt.Sprintf("MPIJob %s failed: launcher Job %s: %s", name, l.Name, c.Message)
-			if _, how := lastFailedAttempt(kids.launcherPods); how != "" {
+			if how != "" {
 				msg += "; last failed attempt: " + how
 			}
 			setCondition(s.status, kubeflow.JobFailed, corev1.ConditionTrue, reason, msg, s.now)
@@ -157,6 +165,31 @@ func updateProgress(s *state, kids *children) {
 		setCondition(s.status, kubeflow.JobRunning, corev1.ConditionTrue, ReasonRunning, msg, s.now)
 		setFalseIfPresent(s.status, kubeflow.JobRestarting, ReasonRunning, msg, s.now)
 	}
+}
+
+// failureDetailWait bounds how long the Failed transition waits for the
+// cache to show how the launcher's last attempt failed.
+const failureDetailWait = 5 * time.Second
+
+// failureNotSeenYet reports whether the launcher Job failed while the
+// cache still shows a Pod of it unfinished: Jobs and Pods are watched
+// apart, and the Job's condition can arrive first. Written then, the
+// Failed condition would lack the attempt's exit code (and its event the
+// log's end) for good: it is final, and MultiKueue copies it to the
+// manager and deletes the worker's copy. It asks for a reconcile soon,
+// and waits no longer than failureDetailWait after the Job failed.
+func failureNotSeenYet(s *state, failed *batchv1.JobCondition, pods []*corev1.Pod) bool {
+	left := failed.LastTransitionTime.Add(failureDetailWait).Sub(s.now.Time)
+	if left <= 0 {
+		return false
+	}
+	for _, p := range pods {
+		if !isPodFinished(p) && !isTerminating(p) {
+			s.requeueAfter(min(left, conflictRetry))
+			return true
+		}
+	}
+	return false
 }
 
 func completionTime(l *batchv1.Job, s *state) *metav1.Time {

@@ -126,7 +126,9 @@ func TestMultiKueueDeletionReachesTheWorker(t *testing.T) {
 }
 
 // TestMultiKueueFailureComesBack: a job whose launcher fails on the worker
-// shows Failed on the manager, with the worker's reason and message.
+// shows Failed on the manager, with the worker's reason and message, which
+// names the exit code: MultiKueue copies the worker's status once it is
+// final, and deletes the worker's copy.
 func TestMultiKueueFailureComesBack(t *testing.T) {
 	m := requireManager(t)
 	ns := newNamespace(t)
@@ -159,8 +161,8 @@ func TestMultiKueueFailureComesBack(t *testing.T) {
 	})
 	c := condition(got, kubeflow.JobFailed)
 	t.Logf("the manager's Failed condition: %s: %s", c.Reason, c.Message)
-	if c.Reason != controller.ReasonBackoffLimitExceeded || !strings.Contains(c.Message, job.Name+"-launcher") {
-		t.Errorf("the manager's Failed condition is %+v, want %s naming the launcher", c, controller.ReasonBackoffLimitExceeded)
+	if c.Reason != controller.ReasonBackoffLimitExceeded || !strings.Contains(c.Message, "exited with code 3") {
+		t.Errorf("the manager's Failed condition is %+v, want %s naming the exit code", c, controller.ReasonBackoffLimitExceeded)
 	}
 	cancel()
 	if onWorker.Reason != "" && (onWorker.Reason != c.Reason || onWorker.Message != c.Message) {
