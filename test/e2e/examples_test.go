@@ -42,16 +42,16 @@ const examplesDir = "../../examples/v2beta1"
 // TestExamplesAreAllAppliedByTests fails on a file missing here; a test reads
 // only its own files (readExample) and fails unless it read all of them.
 var exampleTests = map[string]string{
-	"pi/pi.yaml":              "TestExamplePi",
-	"pi/pi-mpich.yaml":        "TestExamplePi",
-	"pi/pi-root.yaml":         "TestExamplePi",
-	"pi/pi-mpich-root.yaml":   "TestExamplePi",
-	"hostnetwork/pi.yaml":     "TestExampleHostNetwork",
-	"kueue/queues.yaml":       "TestExampleKueue",
-	"kueue/pi.yaml":           "TestExampleKueue",
-	"multikueue/manager.yaml": "TestExampleKueue",
-	"elastic/pi.yaml":         "TestExampleElastic",
-	"gang/pi.yaml":            "TestExampleGang",
+	"pi/pi.yaml":                     "TestExamplePi",
+	"pi/pi-mpich.yaml":               "TestExamplePi",
+	"pi/pi-root.yaml":                "TestExamplePi",
+	"pi/pi-mpich-root.yaml":          "TestExamplePi",
+	"hostnetwork/pi.yaml":            "TestExampleHostNetwork",
+	"kueue/queues.yaml":              "TestExampleKueue",
+	"kueue/pi.yaml":                  "TestExampleKueue",
+	"multikueue/manager-queues.yaml": "TestExampleKueue",
+	"elastic/pi.yaml":                "TestExampleElastic",
+	"gang/pi.yaml":                   "TestExampleGang",
 }
 
 // TestExamplesAreAllAppliedByTests: every file under examples/v2beta1 is

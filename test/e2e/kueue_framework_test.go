@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/test/internal/kueueobj"
 )
 
 // Kueue's objects are written as unstructured ones, the way a user's YAML
@@ -27,7 +28,7 @@ import (
 // Kubernetes' modules it would pull in.
 
 const (
-	kueueAPI           = "kueue.x-k8s.io/v1beta2"
+	kueueAPI           = kueueobj.API
 	kueueQueueLabel    = "kueue.x-k8s.io/queue-name"
 	kueuePriorityLabel = "kueue.x-k8s.io/priority-class"
 	kueuePodSetLabel   = "kueue.x-k8s.io/podset"
@@ -65,12 +66,7 @@ func requireKueue(t *testing.T) {
 
 // kueueObject is a Kueue object of kind with the given top-level fields.
 func kueueObject(kind, ns, name string, fields map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: fields}
-	u.SetAPIVersion(kueueAPI)
-	u.SetKind(kind)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return u
+	return kueueobj.Object(kind, ns, name, fields)
 }
 
 // createKueueObject creates obj and deletes it when the test ends; Kueue
@@ -134,18 +130,7 @@ func queuedJob(ns, name, queue string, command ...string) *kubeflow.MPIJob {
 
 // kueueCondition reads a condition of a Kueue object's status.
 func kueueCondition(obj *unstructured.Unstructured, condType string) (status, reason, message string) {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != condType {
-			continue
-		}
-		s, _ := m["status"].(string)
-		r, _ := m["reason"].(string)
-		msg, _ := m["message"].(string)
-		return s, r, msg
-	}
-	return "", "", ""
+	return kueueobj.Condition(obj, condType)
 }
 
 // workloadOf returns the Workload Kueue made for job, or nil before it
@@ -217,19 +202,8 @@ func jobPods(ctx context.Context, job *kubeflow.MPIJob) ([]corev1.Pod, error) {
 	return pods.Items, nil
 }
 
-// waitClusterQueueActive waits until Kueue calls the ClusterQueue Active:
-// a mistake in the queue's spec shows here, not as a job that never
-// starts.
+// waitClusterQueueActive waits until Kueue calls the ClusterQueue Active.
 func waitClusterQueueActive(t *testing.T, cq *unstructured.Unstructured) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), cq); err != nil {
-			return false, nil
-		}
-		status, _, _ := kueueCondition(cq, "Active")
-		return status == "True", nil
-	})
-	if err != nil {
-		t.Fatalf("ClusterQueue %s never Active: %v; status %v", cq.GetName(), err, cq.Object["status"])
-	}
+	kueueobj.WaitActive(t, k8s, cq)
 }

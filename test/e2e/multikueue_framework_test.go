@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
+	"github.com/mpi-operator/mpi-operator/test/internal/kueueobj"
 )
 
 // MultiKueue's manager is a second cluster (hack/multikueue/up.sh): an API
@@ -128,9 +129,9 @@ func newMultiKueue(t *testing.T, ns string, managerQuota, workerQuota resource.Q
 	onManager(kueueObject("LocalQueue", ns, queue, map[string]any{"spec": map[string]any{"clusterQueue": ns}}))
 	// Active once the worker is connected and the check is ready: a
 	// mistake in any of them shows here, not as a job that never starts.
-	waitKueueActive(t, m, kueueObject("MultiKueueCluster", "", ns, nil))
-	waitKueueActive(t, m, kueueObject("AdmissionCheck", "", ns, nil))
-	waitKueueActive(t, m, cq)
+	kueueobj.WaitActive(t, m, kueueObject("MultiKueueCluster", "", ns, nil))
+	kueueobj.WaitActive(t, m, kueueObject("AdmissionCheck", "", ns, nil))
+	kueueobj.WaitActive(t, m, cq)
 	return queue
 }
 
@@ -144,21 +145,6 @@ func managerNamespace(t *testing.T, ns string) {
 		t.Fatalf("creating namespace %s on the manager: %v", ns, err)
 	}
 	t.Cleanup(func() { _ = m.Delete(context.Background(), obj) })
-}
-
-// waitKueueActive waits until a Kueue object of cluster c is Active.
-func waitKueueActive(t *testing.T, c client.Client, obj *unstructured.Unstructured) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return false, nil
-		}
-		status, _, _ := kueueCondition(obj, "Active")
-		return status == "True", nil
-	})
-	if err != nil {
-		t.Fatalf("%s %s never Active: %v; status %v", obj.GetKind(), obj.GetName(), err, obj.Object["status"])
-	}
 }
 
 // waitOn polls job on cluster cl until done says so (or returns an error,

@@ -20,6 +20,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/controller"
+	"github.com/mpi-operator/mpi-operator/test/internal/kueueobj"
 )
 
 // The tests here submit MPIJobs to MultiKueue's manager cluster (make
@@ -28,7 +29,7 @@ import (
 
 // exampleMultiKueue, run by TestExampleKueue once its cluster-queue is
 // there: upstream's pi.yaml with its queue label (kueue/pi.yaml),
-// submitted to the manager set up as multikueue/manager.yaml says, with the
+// submitted to the manager set up as multikueue/manager-queues.yaml says, with the
 // worker's LocalQueue of the same name in the same namespace. The job runs
 // on the worker, its ranks on two distinct workers, and its Succeeded
 // status and replica counts come back to the manager's MPIJob, where the
@@ -38,9 +39,9 @@ func exampleMultiKueue(t *testing.T) {
 	ns := newNamespace(t)
 	createKueueObject(t, kueueObject("LocalQueue", ns, "user-queue", map[string]any{"spec": map[string]any{"clusterQueue": "cluster-queue"}}))
 	managerNamespace(t, ns)
-	applyExampleOn(t, m, ns, "multikueue/manager.yaml")
-	waitKueueActive(t, m.c, kueueObject("MultiKueueCluster", "", "worker1", nil))
-	waitKueueActive(t, m.c, kueueObject("ClusterQueue", "", "cluster-queue", nil))
+	applyExampleOn(t, m, ns, "multikueue/manager-queues.yaml")
+	kueueobj.WaitActive(t, m.c, kueueObject("MultiKueueCluster", "", "worker1", nil))
+	kueueobj.WaitActive(t, m.c, kueueObject("ClusterQueue", "", "cluster-queue", nil))
 
 	jobs := applyExampleOn(t, m, ns, "kueue/pi.yaml")
 	if len(jobs) != 1 {

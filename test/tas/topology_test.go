@@ -27,6 +27,7 @@ import (
 
 	kubeflow "github.com/mpi-operator/mpi-operator/api/v2beta1"
 	"github.com/mpi-operator/mpi-operator/internal/builder"
+	"github.com/mpi-operator/mpi-operator/test/internal/kueueobj"
 )
 
 // The cluster's topology: blocks of racks of hosts, each host with room
@@ -42,7 +43,6 @@ const (
 	hosts      = 4
 	hostCPU    = 3
 	workers    = 32
-	kueueAPI   = "kueue.x-k8s.io/v1beta2"
 	queueLabel = "kueue.x-k8s.io/queue-name"
 )
 
@@ -139,13 +139,13 @@ func setUp(t *testing.T) string {
 			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	create(kueueObject("Topology", "", "tas", map[string]any{"spec": map[string]any{"levels": []any{
+	create(kueueobj.Object("Topology", "", "tas", map[string]any{"spec": map[string]any{"levels": []any{
 		map[string]any{"nodeLabel": blockLabel}, map[string]any{"nodeLabel": rackLabel}, map[string]any{"nodeLabel": hostLabel},
 	}}}))
-	create(kueueObject("ResourceFlavor", "", "tas", map[string]any{"spec": map[string]any{
+	create(kueueobj.Object("ResourceFlavor", "", "tas", map[string]any{"spec": map[string]any{
 		"nodeLabels": map[string]any{tasLabel: "true"}, "topologyName": "tas",
 	}}))
-	cq := kueueObject("ClusterQueue", "", "tas", map[string]any{"spec": map[string]any{
+	cq := kueueobj.Object("ClusterQueue", "", "tas", map[string]any{"spec": map[string]any{
 		"namespaceSelector": map[string]any{},
 		"resourceGroups": []any{map[string]any{
 			"coveredResources": []any{"cpu"},
@@ -153,32 +153,9 @@ func setUp(t *testing.T) string {
 		}},
 	}})
 	create(cq)
-	create(kueueObject("LocalQueue", ns, "queue", map[string]any{"spec": map[string]any{"clusterQueue": "tas"}}))
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), cq); err != nil {
-			return false, nil
-		}
-		conds, _, _ := unstructured.NestedSlice(cq.Object, "status", "conditions")
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok && m["type"] == "Active" {
-				return m["status"] == "True", nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("ClusterQueue tas never Active: %v; status %v", err, cq.Object["status"])
-	}
+	create(kueueobj.Object("LocalQueue", ns, "queue", map[string]any{"spec": map[string]any{"clusterQueue": "tas"}}))
+	kueueobj.WaitActive(t, k8s, cq)
 	return ns
-}
-
-func kueueObject(kind, ns, name string, fields map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: fields}
-	u.SetAPIVersion(kueueAPI)
-	u.SetKind(kind)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return u
 }
 
 // topologyJob is the job: 32 workers of 1 CPU each, asking with
