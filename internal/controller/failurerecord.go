@@ -82,7 +82,7 @@ func recordedAttempt(job *kubeflow.MPIJob) string {
 		return ""
 	}
 	if f.Container != "" && f.ExitCode != nil {
-		return fmt.Sprintf("Pod %s: container %s exited with code %d (%s)", f.Pod, f.Container, *f.ExitCode, f.Reason)
+		return exitedWith(f.Pod, f.Container, *f.ExitCode, f.Reason)
 	}
 	return fmt.Sprintf("Pod %s failed: %s", f.Pod, f.Reason)
 }

@@ -73,9 +73,14 @@ func attemptFailure(pod *corev1.Pod) string {
 		return fmt.Sprintf("Pod %s was disrupted (%s: %s)", pod.Name, c.Reason, c.Message)
 	}
 	if name, t, _ := failedRun(pod); t != nil {
-		return fmt.Sprintf("Pod %s: container %s exited with code %d (%s)", pod.Name, name, t.ExitCode, t.Reason)
+		return exitedWith(pod.Name, name, t.ExitCode, t.Reason)
 	}
 	return fmt.Sprintf("Pod %s failed: %s %s", pod.Name, pod.Status.Reason, pod.Status.Message)
+}
+
+// exitedWith says that a Pod's container exited with code and reason.
+func exitedWith(pod, container string, code int32, reason string) string {
+	return fmt.Sprintf("Pod %s: container %s exited with code %d (%s)", pod, container, code, reason)
 }
 
 // failedRun is the first of the Pod's containers, in the Pod's order,

@@ -135,10 +135,10 @@ func updateProgress(s *state, kids *children) {
 		}
 		if c := jobCondition(l, batchv1.JobFailed); c != nil {
 			_, how := lastFailedAttempt(kids.launcherPods)
-			if how == "" && failureNotSeenYet(s, c, kids.launcherPods) {
-				return
-			}
 			if how == "" {
+				if failureNotSeenYet(s, c, kids.launcherPods) {
+					return
+				}
 				how = recordedAttempt(job)
 			}
 			reason := c.Reason

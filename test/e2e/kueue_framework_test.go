@@ -174,21 +174,17 @@ func waitWorkload(t *testing.T, job *kubeflow.MPIJob, what string, done func(wl 
 	return wl
 }
 
-// waitJob polls job until done says so (or returns an error, which ends
-// the wait at once), and returns it.
+// waitJob polls job on the local cluster until done says so (or returns
+// an error, which ends the wait at once), and returns it; a job not there
+// (yet) is waited for.
 func waitJob(t *testing.T, job *kubeflow.MPIJob, what string, done func(*kubeflow.MPIJob) (bool, error)) *kubeflow.MPIJob {
 	t.Helper()
-	got := &kubeflow.MPIJob{}
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), got); err != nil {
+	return waitOn(t, localCluster(), job, what, func(j *kubeflow.MPIJob) (bool, error) {
+		if j == nil {
 			return false, nil
 		}
-		return done(got)
+		return done(j)
 	})
-	if err != nil {
-		t.Fatalf("MPIJob %s/%s: waiting for %s: %v; conditions %+v", job.Namespace, job.Name, what, err, got.Status.Conditions)
-	}
-	return got
 }
 
 // jobPods lists every Pod of the job, launcher and workers.

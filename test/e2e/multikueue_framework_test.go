@@ -31,9 +31,10 @@ import (
 // is its worker, known to the manager's Kueue as the Secret
 // kueue-system/worker1.
 const (
-	workerSecret        = "worker1"
-	multiKueueCheck     = "kueue.x-k8s.io/multikueue"
-	multiKueueManagedBy = "kueue.x-k8s.io/multikueue"
+	workerSecret = "worker1"
+	// multiKueue names MultiKueue's admission check controller, and the
+	// runPolicy.managedBy Kueue's webhook gives the manager's MPIJobs.
+	multiKueue = "kueue.x-k8s.io/multikueue"
 )
 
 // cluster is one the tests talk to: the local one, or MultiKueue's
@@ -110,7 +111,7 @@ func newMultiKueue(t *testing.T, ns string, managerQuota, workerQuota resource.Q
 	}}))
 	onManager(kueueObject("MultiKueueConfig", "", ns, map[string]any{"spec": map[string]any{"clusters": []any{ns}}}))
 	onManager(kueueObject("AdmissionCheck", "", ns, map[string]any{"spec": map[string]any{
-		"controllerName": multiKueueCheck,
+		"controllerName": multiKueue,
 		"parameters":     map[string]any{"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": ns},
 	}}))
 	onManager(kueueObject("ResourceFlavor", "", ns, map[string]any{"spec": map[string]any{}}))

@@ -48,8 +48,8 @@ func exampleMultiKueue(t *testing.T) {
 		t.Fatalf("kueue/pi.yaml holds %d MPIJobs, want 1", len(jobs))
 	}
 	job := jobs[0]
-	if got := ptr.Deref(job.Spec.RunPolicy.ManagedBy, ""); got != multiKueueManagedBy {
-		t.Errorf("the manager's MPIJob has runPolicy.managedBy %q, want %q (Kueue's webhook sets it)", got, multiKueueManagedBy)
+	if got := ptr.Deref(job.Spec.RunPolicy.ManagedBy, ""); got != multiKueue {
+		t.Errorf("the manager's MPIJob has runPolicy.managedBy %q, want %q (Kueue's webhook sets it)", got, multiKueue)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
 	defer cancel()
