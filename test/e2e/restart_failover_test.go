@@ -21,11 +21,17 @@ import (
 )
 
 // TestLostWorkerRestartsTheJobAcrossALeaderChange: the program fails
-// once (its container restarts: 1 of backoffLimit 2 used), then a worker is evicted while the
-// ranks run and the operator's leader is killed at the same moment. The
-// job restarts as a whole, its new launcher Job gets the 1 retry the
-// program had left (not a full backoffLimit again, though the leader that
-// decided the restart is gone), and it succeeds.
+// once (its container restarts: 1 of backoffLimit 2 used), then a worker is
+// evicted while the ranks run. The leader records the restart, and is
+// killed as soon as the record is in the API, before the new attempt
+// starts. The next leader carries the restart through with the 1 retry the
+// program had left (not a full backoffLimit again, and no second restart,
+// though the leader that decided it is gone), and the job succeeds.
+//
+// The leader is killed after the record, not with the eviction: a leader
+// that never saw the evicted Pod cannot know when it went, and gives the
+// retries back (firstDisruptionSince), which a kill at the same moment made
+// this test meet now and then.
 func TestLostWorkerRestartsTheJobAcrossALeaderChange(t *testing.T) {
 	// The program fails once: the mark it leaves on worker 0 (which is not
 	// replaced) makes every later run go on.
@@ -67,10 +73,26 @@ mpirun -n 1 -H "$w0" touch /tmp/failed-once; exit 1`)
 		&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: job.Namespace}}); err != nil {
 		t.Fatalf("evicting %s: %v", victim, err)
 	}
+	recorded := &kubeflow.MPIJob{}
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, jobTimeout, true, func(ctx context.Context) (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(job), recorded)
+		return err == nil && recorded.Annotations["mpi-operator.kubeflow.org/restart"] != "", nil
+	})
+	if err != nil {
+		t.Fatalf("no restart recorded after evicting %s: %v", victim, err)
+	}
 	if err := clientset.CoreV1().Pods(operatorNamespace).Delete(context.Background(), leader, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("killing the leader %s: %v", leader, err)
 	}
-	t.Logf("evicted %s and killed the leader %s", victim, leader)
+	// The new launcher Job is held suspended until the old launcher's Pod
+	// has stopped (its 30 s grace, as sh ignores SIGTERM), so the next
+	// leader is the one that starts it.
+	next := &batchv1.Job{}
+	err = k8s.Get(context.Background(), client.ObjectKey{Namespace: job.Namespace, Name: job.Name + "-launcher-1"}, next)
+	if err == nil && !ptr.Deref(next.Spec.Suspend, false) {
+		t.Fatalf("the new launcher Job was started before the leader %s was killed", leader)
+	}
+	t.Logf("evicted %s; killed the leader %s once it recorded the restart", victim, leader)
 
 	got := expectRestartedThenRanksOn(t, job, workerNames(job, 2)...)
 	// The restart as the operator wrote it down before ending the old
