@@ -48,6 +48,7 @@ type options struct {
 	queueBurst                        int
 	gangScheduling                    string
 	avoidLostNodeFor                  time.Duration
+	dnsCachesDenials                  string
 	// Filled from the environment, not flags.
 	searchDomain string
 }
@@ -86,6 +87,7 @@ func bindFlags(fs *flag.FlagSet, o *options) {
 	fs.Float64Var(&o.queueQPS, "controller-queue-rate-limit", 10, "Reconciles per second the work queue lets through overall.")
 	fs.IntVar(&o.queueBurst, "controller-queue-burst", 100, "Burst of the work queue's overall rate limit.")
 	fs.StringVar(&o.gangScheduling, "gang-scheduling", "", gang.FlagUsage)
+	fs.StringVar(&o.dnsCachesDenials, "dns-caches-denials", "auto", "Whether the cluster's DNS keeps a name's NXDOMAIN for a while after the name is made (kubeadm's Corefile before Kubernetes 1.32, NodeLocal DNSCache): true makes each launcher ask for its workers' names only once the operator has published them all; auto asks the cluster's DNS at startup. An MPIJob's annotation "+builder.AnnotationDNSCachesDenials+" overrides it.")
 	fs.DurationVar(&o.avoidLostNodeFor, "avoid-lost-node-for", 10*time.Minute, "How long a job restarted after losing a worker with its node (NotReady, unreachable, evicted by the kubelet, gone) keeps its Pods off that node; 0 does not.")
 }
 
@@ -168,6 +170,10 @@ func run(o options, up *upstreamFlags) error {
 	if err != nil {
 		return fmt.Errorf("making a clientset: %w", err)
 	}
+	cachesDenials, err := dnsCachesDenials(o.dnsCachesDenials, o.searchDomain)
+	if err != nil {
+		return err
+	}
 	r := &controller.Reconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
@@ -176,7 +182,7 @@ func run(o options, up *upstreamFlags) error {
 		Expectations:      controller.NewExpectations(clock.RealClock{}).ReadingFrom(pods),
 		Pods:              pods,
 		PodDeletes:        controller.ClientsetPods{Clientset: clientset},
-		Options:           builder.Options{ClusterDomain: o.clusterDomain, SearchDomain: o.searchDomain},
+		Options:           builder.Options{ClusterDomain: o.clusterDomain, SearchDomain: o.searchDomain, DNSCachesDenials: cachesDenials},
 		CreateParallelism: o.createParallelism,
 		Gang:              gangScheduler,
 		Logs:              controller.ClientsetLogs{Clientset: clientset},
@@ -201,7 +207,7 @@ func run(o options, up *upstreamFlags) error {
 	}
 	ctrl.Log.Info("Starting mpi-operator", "version", version.Version, "namespaces", namespaces,
 		"clusterDomain", o.clusterDomain, "searchDomain", r.Options.SearchDomain,
-		"qps", o.qps, "burst", o.burst, "concurrency", o.concurrency)
+		"qps", o.qps, "burst", o.burst, "concurrency", o.concurrency, "dnsCachesDenials", cachesDenials)
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.CheckAccess(ctx, clientset.AuthorizationV1().SelfSubjectAccessReviews(), mgr.GetRESTMapper(), scheme, cacheOpts); err != nil {
 		return err

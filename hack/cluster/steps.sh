@@ -365,7 +365,10 @@ node_ready() {
 }
 
 # dns_up serves the cluster's names, and answers NXDOMAIN for any other, as
-# a cluster's upstream resolver would. With no upstream, CoreDNS answered
+# a cluster's upstream resolver would. The names of the namespace dns-cache
+# are cached as kubeadm's Corefile did before Kubernetes 1.32, and many
+# clusters still do: an answer, NXDOMAIN too, is kept for 30 s (the e2e
+# test of the launcher's wait runs there). With no upstream, CoreDNS answered
 # SERVFAIL: a resolver takes that for a failing server, not a missing
 # name, and CoreDNS logged an error for each bare-name try of a search
 # list (552 in one e2e run, mostly AAAA).
@@ -380,6 +383,16 @@ $CLUSTER_DOMAIN:53 in-addr.arpa:53 ip6.arpa:53 {
         kubeconfig $DIR/admin.conf
         pods insecure
     }
+}
+dns-cache.svc.$CLUSTER_DOMAIN:53 {
+    bind $NODE_IP
+    errors
+    kubernetes $CLUSTER_DOMAIN {
+        kubeconfig $DIR/admin.conf
+        pods insecure
+        ttl 30
+    }
+    cache 30
 }
 .:53 {
     bind $NODE_IP

@@ -107,6 +107,21 @@ func configVolume(name string) corev1.Volume {
 
 var configMount = corev1.VolumeMount{Name: "mpi-job-config", MountPath: "/etc/mpi", ReadOnly: true}
 
+// publishedVolume is the expected volume that shows the launcher's wait
+// the operator's word that every worker's name is published.
+var publishedVolume = corev1.Volume{
+	Name: "mpi-job-published",
+	VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+		Items: []corev1.DownwardAPIVolumeFile{{
+			Path:     "workers-published",
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['mpi-operator.kubeflow.org/workers-published']"},
+			Mode:     ptr.To[int32](0o444),
+		}},
+	}},
+}
+
+var publishedMount = corev1.VolumeMount{Name: "mpi-job-published", MountPath: "/etc/mpi-operator", ReadOnly: true}
+
 // knownHostsVolume is the expected known_hosts and ssh_config volume of a
 // worker.
 func knownHostsVolume(name string) corev1.Volume {

@@ -33,8 +33,8 @@ func LauncherJob(job *kubeflow.MPIJob, suspend bool, opts Options) *batchv1.Job 
 	addSSHAuth(job, spec)
 	addConfig(job, spec)
 	addEnv(spec, launcherEnv(job))
-	if job.Spec.LauncherCreationPolicy == kubeflow.LauncherCreationPolicyAtStartup {
-		waitForWorkers(spec)
+	if waitsForWorkers(job) {
+		waitForWorkers(spec, asksDNSOnceTold(job, opts))
 	}
 
 	// Always is refused for the launcher (the CRD's rules, Validate).
@@ -111,7 +111,8 @@ const hostnamePath = "/proc/sys/kernel/hostname"
 // resolve (connection attempts only retry a refused connection). A
 // worker's record appears once its container runs (Published), so the
 // wait also outlasts a worker's image pull, which ssh's connection
-// attempts (10, a second apart) may not.
+// attempts (10, a second apart) may not. Where the cluster's DNS caches
+// denials, waitForWordScript comes first (published.go).
 //
 // It asks again every 0.1 s: a worker's record appears as soon as its Pod
 // runs, and polling once a second cost half a second on average
@@ -145,6 +146,12 @@ for h in $(sed -e 's/[ :].*//' ` + HostfilePath + `); do
   done
 done`
 
+// waitsForWorkers reports whether the job's launcher waits for its
+// workers' names: it is made with them, not once they are ready.
+func waitsForWorkers(job *kubeflow.MPIJob) bool {
+	return job.Spec.LauncherCreationPolicy == kubeflow.LauncherCreationPolicyAtStartup
+}
+
 // waitForWorkers makes mpirun wait until every host of the hostfile
 // resolves. When the launcher's container names its command, the wait
 // runs in that container, which then execs the command: as an init
@@ -153,16 +160,21 @@ done`
 // once a second) after the previous one exited (hack/measure-startup.sh).
 // A container without a command runs its image's entrypoint, which the
 // operator cannot see to exec: the wait is then an init container.
-func waitForWorkers(spec *corev1.PodSpec) {
+func waitForWorkers(spec *corev1.PodSpec, told bool) {
 	if len(spec.Containers) == 0 {
 		return
 	}
-	if waitsInInitContainer(spec) {
-		addWaitForWorkers(spec)
-		return
-	}
+	script := waitScript(told)
 	c := &spec.Containers[0]
-	c.Command = append([]string{"sh", "-c", waitForWorkersScript + "\nexec \"$@\"", WaitForWorkersContainer}, c.Command...)
+	if waitsInInitContainer(spec) {
+		addWaitForWorkers(spec, script)
+		c = &spec.InitContainers[0]
+	} else {
+		c.Command = append([]string{"sh", "-c", script + "\nexec \"$@\"", WaitForWorkersContainer}, c.Command...)
+	}
+	if told {
+		addPublishedVolume(spec, c)
+	}
 }
 
 // waitsInInitContainer reports whether the launcher's wait for its
@@ -171,11 +183,11 @@ func waitsInInitContainer(spec *corev1.PodSpec) bool {
 	return len(spec.Containers) > 0 && len(spec.Containers[0].Command) == 0
 }
 
-// addWaitForWorkers runs waitForWorkersScript before the launcher's
+// addWaitForWorkers runs the wait script before the launcher's
 // containers, in the launcher's own image (which has a shell: it runs
 // mpirun), with its security context and its resources (so a quota that
 // demands limits admits it, and the Pod's effective request is unchanged).
-func addWaitForWorkers(spec *corev1.PodSpec) {
+func addWaitForWorkers(spec *corev1.PodSpec, script string) {
 	if len(spec.Containers) == 0 {
 		return
 	}
@@ -184,7 +196,7 @@ func addWaitForWorkers(spec *corev1.PodSpec) {
 		Name:            WaitForWorkersContainer,
 		Image:           main.Image,
 		ImagePullPolicy: main.ImagePullPolicy,
-		Command:         []string{"sh", "-c", waitForWorkersScript},
+		Command:         []string{"sh", "-c", script},
 		SecurityContext: main.SecurityContext.DeepCopy(),
 		Resources:       *main.Resources.DeepCopy(),
 		VolumeMounts:    []corev1.VolumeMount{{Name: configVolumeName, MountPath: ConfigMountPath, ReadOnly: true}},

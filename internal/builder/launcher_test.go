@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -416,13 +417,17 @@ func TestLauncherWaitsForWorkerNamesOnlyAtStartup(t *testing.T) {
 func TestWaitInTheLaunchersContainerExecsItsCommand(t *testing.T) {
 	c := corev1.Container{Command: []string{"sh", "-c", `printf '%s|' "$@"; exit 3`, "prog"}, Args: []string{"a b", `"q"`, "$x"}}
 	spec := corev1.PodSpec{Containers: []corev1.Container{c}}
-	waitForWorkers(&spec)
+	waitForWorkers(&spec, false)
 	argv := append(slices.Clone(spec.Containers[0].Command), spec.Containers[0].Args...)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hostfile"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	argv[2] = strings.ReplaceAll(argv[2], HostfilePath, filepath.Join(dir, "hostfile"))
+	if err := os.WriteFile(filepath.Join(dir, "published"), []byte("true"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	argv[2] = strings.ReplaceAll(argv[2], publishedPath, filepath.Join(dir, "published"))
 	out, err := exec.Command(argv[0], argv[1:]...).Output()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
@@ -456,15 +461,32 @@ func TestWaitForWorkersScriptReadsEveryHostfileSyntax(t *testing.T) {
 }
 
 // runWaitForWorkers runs the script under sh over a hostfile of the given
-// hosts, with a resolv.conf of the given search line (none if empty) and
-// a getent that logs each query and answers as resolves says, given the
-// name and how often it was asked before. It returns the output and the
-// queries.
+// hosts, with a resolv.conf of the given search line (none if empty), the
+// operator's word already given, and a getent that logs each query and
+// answers as resolves says, given the name and how often it was asked
+// before. It returns the output and the queries.
 func runWaitForWorkers(t *testing.T, hosts []string, search string, resolves string) (string, []string) {
+	t.Helper()
+	w := waitRun{hosts: hosts, search: search, resolves: resolves, publishedAt: 0}
+	return w.run(t)
+}
+
+// waitRun is one run of the script. The operator's word comes after
+// publishedAt of the script's sleeps (0: before it starts; -1: never);
+// sleep returns at once.
+type waitRun struct {
+	hosts            []string
+	search, resolves string
+	publishedAt      int
+	// early is set by run: a name was asked for before the word came.
+	early bool
+}
+
+func (w *waitRun) run(t *testing.T) (string, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	var hostfile strings.Builder
-	for _, h := range hosts {
+	for _, h := range w.hosts {
 		hostfile.WriteString(h + " slots=1\n")
 	}
 	write := func(name, content string, mode os.FileMode) string {
@@ -476,18 +498,32 @@ func runWaitForWorkers(t *testing.T, hosts []string, search string, resolves str
 	}
 	hostfilePath := write("hostfile", hostfile.String(), 0o600)
 	resolvConf := filepath.Join(dir, "no-resolv.conf")
-	if search != "" {
-		resolvConf = write("resolv.conf", "nameserver 10.96.0.10\nsearch "+search+"\noptions ndots:5\n", 0o600)
+	if w.search != "" {
+		resolvConf = write("resolv.conf", "nameserver 10.96.0.10\nsearch "+w.search+"\noptions ndots:5\n", 0o600)
+	}
+	published := write("published", "", 0o600)
+	if w.publishedAt == 0 {
+		write("published", "true", 0o600)
 	}
 	write("getent", `#!/bin/sh
-q="$(dirname "$0")/queries"
+d="$(dirname "$0")"
+q="$d/queries"
+[ -s "$d/published" ] || touch "$d/early"
 asked=$(grep -cxF "$2" "$q" 2>/dev/null)
 echo "$2" >> "$q"
-`+resolves+`
+`+w.resolves+`
 `, 0o700)
-	script := strings.ReplaceAll(waitForWorkersScript, HostfilePath, hostfilePath)
+	write("sleep", `#!/bin/sh
+d="$(dirname "$0")"
+c=$(( $(cat "$d/sleeps" 2>/dev/null || echo 0) + 1 ))
+echo $c > "$d/sleeps"
+[ $c -eq `+strconv.Itoa(w.publishedAt)+` ] && echo true > "$d/published"
+exit 0
+`, 0o700)
+	script := strings.ReplaceAll(waitScript(true), HostfilePath, hostfilePath)
 	script = strings.ReplaceAll(script, resolvConfPath, resolvConf)
 	script = strings.ReplaceAll(script, hostnamePath, write("hostname", "pi-launcher\n", 0o600))
+	script = strings.ReplaceAll(script, publishedPath, published)
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
@@ -498,7 +534,86 @@ echo "$2" >> "$q"
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, err = os.Stat(filepath.Join(dir, "early"))
+	w.early = err == nil
 	return string(out), strings.Fields(string(queries))
+}
+
+// No name is asked for before the operator's word: a cluster DNS that
+// caches denials would answer NXDOMAIN for the TTL after the name is
+// published. The word is waited for once, reported once.
+func TestWaitForWorkersScriptAsksDNSOnlyOnceTheOperatorSaysSo(t *testing.T) {
+	w := waitRun{hosts: []string{"w0.pi", "w1.pi"}, search: "ns.svc.cluster.local", resolves: "exit 0", publishedAt: 5}
+	out, queries := w.run(t)
+	if out != "waiting for the operator to publish the workers' names\n" {
+		t.Errorf("output %q, want one line for the operator's word", out)
+	}
+	if w.early {
+		t.Errorf("a name was asked for before the operator's word: %q", queries)
+	}
+	if want := []string{"w0.pi.ns.svc.cluster.local.", "w1.pi.ns.svc.cluster.local."}; !slices.Equal(queries, want) {
+		t.Errorf("queries %q, want %q", queries, want)
+	}
+}
+
+// Without the operator's word (an older operator leads) the wait asks DNS
+// after a minute of looking, 600 times 0.1 s.
+func TestWaitForWorkersScriptAsksDNSWithoutTheWordAfterAMinute(t *testing.T) {
+	w := waitRun{hosts: []string{"w0.pi"}, search: "ns.svc.cluster.local", resolves: "exit 0", publishedAt: -1}
+	out, queries := w.run(t)
+	if out != "waiting for the operator to publish the workers' names\n" || !slices.Equal(queries, []string{"w0.pi.ns.svc.cluster.local."}) {
+		t.Errorf("output %q, queries %q; want the wait reported and the name asked", out, queries)
+	}
+}
+
+// Where the cluster's DNS caches denials (the operator's flag, or the
+// job's annotation, which wins), the launcher's wait reads the operator's
+// word through a downward API volume before it asks DNS; elsewhere it
+// asks at once, with no volume.
+func TestLauncherAsksDNSOnceToldWhereTheDNSCachesDenials(t *testing.T) {
+	noCommand := testjob.MakeMPIJob("pi", "ns")
+	noCommand.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].Template.Spec.Containers[0].Command = nil
+	for name, tc := range map[string]struct {
+		job        *testjob.Wrapper
+		annotation string
+		flag, told bool
+	}{
+		"the flag":                         {testjob.MakeMPIJob("pi", "ns"), "", true, true},
+		"neither":                          {testjob.MakeMPIJob("pi", "ns"), "", false, false},
+		"the job's annotation":             {testjob.MakeMPIJob("pi", "ns"), "true", false, true},
+		"the job's annotation against it":  {testjob.MakeMPIJob("pi", "ns"), "false", true, false},
+		"the flag, waiting in an init one": {noCommand, "", true, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			job := tc.job.Defaulted()
+			if tc.annotation != "" {
+				job.Annotations = map[string]string{AnnotationDNSCachesDenials: tc.annotation}
+			}
+			opts := testOpts
+			opts.DNSCachesDenials = tc.flag
+			spec := LauncherJob(job, false, opts).Spec.Template.Spec
+			c := spec.Containers[0]
+			if len(spec.InitContainers) > 0 {
+				c = spec.InitContainers[0]
+			}
+			script := c.Command[2]
+			if got := strings.HasPrefix(script, waitForWordScript+waitForWorkersScript); got != tc.told {
+				t.Errorf("waits for the word %t, want %t: %q", got, tc.told, script)
+			}
+			if !strings.HasSuffix(strings.TrimSuffix(script, "\nexec \"$@\""), waitForWorkersScript) {
+				t.Errorf("the wait does not end asking DNS: %q", script)
+			}
+			hasVolume := slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return cmp.Equal(v, publishedVolume) })
+			hasMount := slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return cmp.Equal(m, publishedMount) })
+			if hasVolume != tc.told || hasMount != tc.told {
+				t.Errorf("volume %t, mounted in %s %t; want %t", hasVolume, c.Name, hasMount, tc.told)
+			}
+			pod := &corev1.Pod{Spec: spec}
+			if WaitsForPublished(pod) != tc.told {
+				t.Errorf("WaitsForPublished %t, want %t", !tc.told, tc.told)
+			}
+		})
+	}
 }
 
 // The script asks for each name made absolute with the Pod's first search

@@ -22,6 +22,10 @@ type Options struct {
 	// the search entry that lets the job's Pods resolve each other by bare
 	// hostname, which MPICH's and Intel MPI's proxies rely on.
 	SearchDomain string
+	// DNSCachesDenials: the cluster's DNS keeps a name's NXDOMAIN for a
+	// while (--dns-caches-denials), so the launcher asks for its workers'
+	// names only once told they are published (published.go).
+	DNSCachesDenials bool
 }
 
 // DefaultSearchDomain is used when the domain is neither given nor found.

@@ -93,7 +93,7 @@ func validateTemplate(job *kubeflow.MPIJob, role kubeflow.MPIReplicaType, spec *
 	for i, v := range spec.Volumes {
 		// Every Pod gets both: workers mount known_hosts and ssh_config
 		// from the job's ConfigMap (addSSHClientConfig).
-		if v.Name == sshVolumeName || v.Name == configVolumeName {
+		if v.Name == sshVolumeName || v.Name == configVolumeName || v.Name == publishedVolumeName && launcher && waitsForWorkers(job) && asksDNSOnceTold(job, opts) {
 			errs = append(errs, field.Invalid(p.Child("volumes").Index(i).Child("name"), v.Name,
 				"is the name of a volume the operator adds"))
 		}
@@ -107,13 +107,16 @@ func validateTemplate(job *kubeflow.MPIJob, role kubeflow.MPIReplicaType, spec *
 				// worker's first gets known_hosts and ssh_config.
 				what, ok = "the job's ConfigMap", true
 			}
+			if m.MountPath == PublishedMountPath && launcher && i == 0 && waitsForWorkers(job) && asksDNSOnceTold(job, opts) && !waitsInInitContainer(spec) {
+				what, ok = "the operator's word that the workers' names are published", true
+			}
 			if ok {
 				errs = append(errs, field.Invalid(p.Child("containers").Index(i).Child("volumeMounts").Index(j).Child("mountPath"),
 					m.MountPath, "is where the operator mounts "+what))
 			}
 		}
 	}
-	if launcher && job.Spec.LauncherCreationPolicy == kubeflow.LauncherCreationPolicyAtStartup && waitsInInitContainer(spec) {
+	if launcher && waitsForWorkers(job) && waitsInInitContainer(spec) {
 		for _, list := range []struct {
 			path       string
 			containers []corev1.Container

@@ -55,6 +55,11 @@ func (r *Reconciler) publishEndpoints(ctx context.Context, s *state, kids *child
 		}
 	}
 	if len(live) == 0 && !mayCreate {
+		// kube-controller-manager publishes them, once they have
+		// addresses: the launchers are told once every worker runs.
+		if _, complete := kids.publishable(int(job.Workers())); complete {
+			return r.tellLaunchers(ctx, kids)
+		}
 		return nil
 	}
 	if r.slicesBehind(jobKey(job), live, s.now.Time) {
@@ -78,6 +83,9 @@ func (r *Reconciler) publishEndpoints(ctx context.Context, s *state, kids *child
 	}
 	changes, grows := endpointChanges(live, want)
 	if len(changes) == 0 {
+		if complete {
+			return r.tellLaunchers(ctx, kids)
+		}
 		return nil
 	}
 	if grows && !complete {
@@ -92,6 +100,9 @@ func (r *Reconciler) publishEndpoints(ctx context.Context, s *state, kids *child
 		retry, err := r.writeEndpointSlices(ctx, live, changes)
 		if err == nil {
 			r.mem.endpointPace.wrote(jobKey(job), s.now.Time, grows && !complete)
+		}
+		if err == nil && !retry && complete {
+			err = r.tellLaunchers(ctx, kids)
 		}
 		r.mem.slicesWritten.Store(jobKey(job), sliceWrites{at: s.now.Time, rv: written(changes)})
 		return retry, err

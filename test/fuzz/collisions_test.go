@@ -64,6 +64,21 @@ func TestTemplatesCollidingWithTheOperatorsAdditions(t *testing.T) {
 			},
 			field: "spec.mpiReplicaSpecs[Launcher].template.spec.volumes[0].name",
 		},
+		"a launcher volume named mpi-job-published, where the DNS caches denials": {
+			edit: func(j *kubeflow.MPIJob) {
+				j.Annotations = map[string]string{builder.AnnotationDNSCachesDenials: "true"}
+				launcher(j).Volumes = []corev1.Volume{{Name: "mpi-job-published", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			},
+			field: "spec.mpiReplicaSpecs[Launcher].template.spec.volumes[0].name",
+		},
+		"a launcher's first container mounts a volume at /etc/mpi-operator, where the DNS caches denials": {
+			edit: func(j *kubeflow.MPIJob) {
+				j.Annotations = map[string]string{builder.AnnotationDNSCachesDenials: "true"}
+				launcher(j).Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+				launcher(j).Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/etc/mpi-operator"}}
+			},
+			field: "spec.mpiReplicaSpecs[Launcher].template.spec.containers[0].volumeMounts[0].mountPath",
+		},
 		"a worker volume named mpi-job-config": {
 			// Workers mount known_hosts and ssh_config from the job's
 			// ConfigMap under that name (found by FuzzChildrenAreAdmitted).
