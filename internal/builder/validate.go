@@ -33,6 +33,9 @@ func Validate(job *kubeflow.MPIJob, opts Options) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "sshAuthMountPath"), job.Spec.SSHAuthMountPath,
 			"is where the launcher's hostfile is mounted"))
 	}
+	if v, ok := job.Annotations[AnnotationDNSCachesDenials]; ok && v != "true" && v != "false" {
+		errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(AnnotationDNSCachesDenials), v, []string{"true", "false"}))
+	}
 	for _, role := range []kubeflow.MPIReplicaType{kubeflow.MPIReplicaTypeLauncher, kubeflow.MPIReplicaTypeWorker} {
 		if rs := job.Spec.MPIReplicaSpecs[role]; rs != nil {
 			p := field.NewPath("spec", "mpiReplicaSpecs").Key(string(role)).Child("template", "spec")

@@ -116,3 +116,20 @@ func TestLargestJobsConfigMapFits(t *testing.T) {
 		}
 	}
 }
+
+// The annotation that says whether the cluster's DNS caches denials takes
+// true or false; anything else is refused, naming it, rather than read as
+// the operator's own setting.
+func TestValidateDNSCachesDenialsAnnotation(t *testing.T) {
+	for v, ok := range map[string]bool{"true": true, "false": true, "yes": false, "": false} {
+		job := testjob.MakeMPIJob("pi", "ns").Defaulted()
+		job.Annotations = map[string]string{AnnotationDNSCachesDenials: v}
+		errs := Validate(job, testOpts)
+		if ok != (len(errs) == 0) {
+			t.Errorf("%q: %v, want valid %t", v, errs, ok)
+		}
+		if !ok && (len(errs) != 1 || !strings.Contains(errs[0].Error(), "metadata.annotations[mpi-operator.kubeflow.org/dns-caches-denials]")) {
+			t.Errorf("%q: %v, want one error naming the annotation", v, errs)
+		}
+	}
+}
