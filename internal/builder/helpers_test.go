@@ -137,9 +137,16 @@ func knownHostsVolume(name string) corev1.Volume {
 	}
 }
 
-// workerMounts are the mounts a worker's first container gets: the keys
-// at path, the job's key at sshd's default ed25519 host key file,
-// known_hosts.
+// sshdWorkerMounts are the mounts a worker's first container gets when
+// it runs sshd itself (the job's key is given to sshd with -h): the keys
+// at path, known_hosts.
+func sshdWorkerMounts(path string) []corev1.VolumeMount {
+	return []corev1.VolumeMount{sshMount(path), configMount}
+}
+
+// workerMounts are the mounts a worker's first container gets when it
+// runs a command other than sshd: the keys at path, the job's key at
+// sshd's default ed25519 host key file, known_hosts.
 func workerMounts(path string) []corev1.VolumeMount {
 	return []corev1.VolumeMount{
 		sshMount(path),

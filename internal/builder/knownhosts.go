@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"path"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -61,9 +63,21 @@ func PresentsJobHostKey(pod *corev1.Pod) bool {
 	if len(pod.Spec.Containers) == 0 {
 		return false
 	}
-	for _, m := range pod.Spec.Containers[0].VolumeMounts {
-		if m.Name == sshVolumeName && (m.MountPath == sshdHostKeyFile || m.MountPath == olderSSHDHostKeyFile) {
+	c := &pod.Spec.Containers[0]
+	argv := append(slices.Clone(c.Command), c.Args...)
+	for _, m := range c.VolumeMounts {
+		if m.Name != sshVolumeName {
+			continue
+		}
+		if m.MountPath == sshdHostKeyFile || m.MountPath == olderSSHDHostKeyFile {
 			return true
+		}
+		// sshd given the key on its command line (addHostKeys).
+		key := path.Join(m.MountPath, sshPrivateKeyFile)
+		for i := 1; m.SubPath == "" && i+1 < len(argv); i++ {
+			if argv[i] == "-h" && argv[i+1] == key {
+				return true
+			}
 		}
 	}
 	return false

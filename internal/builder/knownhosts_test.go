@@ -69,7 +69,14 @@ func TestWorkersOfOlderOperatorsAreToldApart(t *testing.T) {
 	if ours := WorkerPod(job, 0, testOpts); !PresentsJobHostKey(ours) {
 		t.Error("a worker of this operator does not present the job's key")
 	}
+	mounted := WorkerPod(job, 0, testOpts)
+	mounted.Spec.Containers[0].Args = nil
+	mounted.Spec.Containers[0].VolumeMounts = workerMounts("/root/.ssh")
+	if !PresentsJobHostKey(mounted) {
+		t.Error("a worker whose command is not sshd (the key mounted over the default file) does not present the job's key")
+	}
 	threeKeys := WorkerPod(job, 0, testOpts)
+	threeKeys.Spec.Containers[0].Args = nil
 	threeKeys.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{sshMount("/root/.ssh"),
 		{Name: "ssh-auth", MountPath: "/etc/ssh/ssh_host_rsa_key", SubPath: "id_rsa", ReadOnly: true}}
 	if !PresentsJobHostKey(threeKeys) {
@@ -77,6 +84,7 @@ func TestWorkersOfOlderOperatorsAreToldApart(t *testing.T) {
 	}
 	older := WorkerPod(job, 0, testOpts)
 	older.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{sshMount("/root/.ssh")}
+	older.Spec.Containers[0].Args = nil
 	if PresentsJobHostKey(older) {
 		t.Error("a worker with the keys at sshAuthMountPath alone (older operators, upstream's) presents the job's key")
 	}

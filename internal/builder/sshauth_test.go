@@ -186,15 +186,18 @@ func TestKeysAreMountedOnlyInTheFirstContainer(t *testing.T) {
 	}
 }
 
-// TestWorkersPresentTheJobsKeyAsHostKey: the worker's sshd finds the
-// job's key as host key at sshAuthMountPath/id_rsa and at the default host
-// key files, for root and for a non-root user alike.
+// TestWorkersPresentTheJobsKeyAsHostKey: the worker's sshd is given the
+// job's key as host key, sshAuthMountPath/id_rsa, on its command line, for
+// root and for a non-root user alike.
 func TestWorkersPresentTheJobsKeyAsHostKey(t *testing.T) {
 	for _, path := range []string{"/root/.ssh", "/home/mpiuser/.ssh"} {
 		job := defaulted(testjob.MakeMPIJob("pi", "ns").SSHAuthMountPath(path))
 		spec := WorkerPod(job, 0, testOpts).Spec
-		if diff := cmp.Diff(workerMounts(path), spec.Containers[0].VolumeMounts); diff != "" {
+		if diff := cmp.Diff(sshdWorkerMounts(path), spec.Containers[0].VolumeMounts); diff != "" {
 			t.Errorf("%s: worker mounts (-want +got):\n%s", path, diff)
+		}
+		if want := []string{"-h", path + "/id_rsa"}; !slices.Equal(spec.Containers[0].Args, want) {
+			t.Errorf("%s: worker args %q, want %q", path, spec.Containers[0].Args, want)
 		}
 		if diff := cmp.Diff(knownHostsVolume("pi"), *findVolume(&spec, "mpi-job-config")); diff != "" {
 			t.Errorf("%s: worker known_hosts volume (-want +got):\n%s", path, diff)

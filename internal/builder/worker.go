@@ -22,12 +22,12 @@ func WorkerPod(job *kubeflow.MPIJob, i int, opts Options) *corev1.Pod {
 	spec.RestartPolicy = podRestartPolicy(job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeWorker].RestartPolicy)
 	noTokenByDefault(spec)
 	addSSHAuth(job, spec)
-	addHostKeys(spec)
-	addSSHClientConfig(job, spec)
-	addEnv(spec, []corev1.EnvVar{{Name: EnvJobRole, Value: RoleWorker}})
 	if len(spec.Containers) > 0 && len(spec.Containers[0].Command) == 0 && len(spec.Containers[0].Args) == 0 {
 		spec.Containers[0].Command = []string{defaultSSHDCommand, "-De"}
 	}
+	addHostKeys(job, spec)
+	addSSHClientConfig(job, spec)
+	addEnv(spec, []corev1.EnvVar{{Name: EnvJobRole, Value: RoleWorker}})
 	return pod
 }
 

@@ -56,11 +56,12 @@ func TestWorkerPodIsTheTemplateWithTheJobsAdditions(t *testing.T) {
 				Name:    "worker",
 				Image:   "mpi",
 				Command: []string{"/usr/sbin/sshd", "-De"},
+				Args:    []string{"-h", "/root/.ssh/id_rsa"},
 				Env: []corev1.EnvVar{
 					{Name: "K_MPI_JOB_ROLE", Value: "worker"},
 					{Name: "FOO", Value: "bar"},
 				},
-				VolumeMounts: append([]corev1.VolumeMount{{Name: "data", MountPath: "/data"}}, workerMounts("/root/.ssh")...),
+				VolumeMounts: append([]corev1.VolumeMount{{Name: "data", MountPath: "/data"}}, sshdWorkerMounts("/root/.ssh")...),
 			}},
 		},
 	}
@@ -126,6 +127,26 @@ func TestWorkerPodContainers(t *testing.T) {
 			want: []corev1.Container{{
 				Name: "w", Image: "mpi",
 				Command:      []string{"/usr/sbin/sshd", "-De"},
+				Args:         []string{"-h", "/root/.ssh/id_rsa"},
+				Env:          []corev1.EnvVar{{Name: "K_MPI_JOB_ROLE", Value: "worker"}},
+				VolumeMounts: sshdWorkerMounts("/root/.ssh"),
+			}},
+		},
+		"sshd in the template gets the job's key with -h": {
+			containers: []corev1.Container{{Name: "w", Image: "mpi", Command: []string{"/usr/sbin/sshd"}, Args: []string{"-De", "-f", "/home/mpiuser/.sshd_config"}}},
+			want: []corev1.Container{{
+				Name: "w", Image: "mpi",
+				Command:      []string{"/usr/sbin/sshd"},
+				Args:         []string{"-De", "-f", "/home/mpiuser/.sshd_config", "-h", "/root/.ssh/id_rsa"},
+				Env:          []corev1.EnvVar{{Name: "K_MPI_JOB_ROLE", Value: "worker"}},
+				VolumeMounts: sshdWorkerMounts("/root/.ssh"),
+			}},
+		},
+		"sshd given a host key of its own keeps it; the job's is mounted over the default file": {
+			containers: []corev1.Container{{Name: "w", Image: "mpi", Command: []string{"sshd", "-D", "-h", "/k"}}},
+			want: []corev1.Container{{
+				Name: "w", Image: "mpi",
+				Command:      []string{"sshd", "-D", "-h", "/k"},
 				Env:          []corev1.EnvVar{{Name: "K_MPI_JOB_ROLE", Value: "worker"}},
 				VolumeMounts: workerMounts("/root/.ssh"),
 			}},
@@ -173,8 +194,9 @@ func TestWorkerPodContainers(t *testing.T) {
 				{
 					Name: "w", Image: "mpi",
 					Command:      []string{"/usr/sbin/sshd", "-De"},
+					Args:         []string{"-h", "/root/.ssh/id_rsa"},
 					Env:          []corev1.EnvVar{{Name: "K_MPI_JOB_ROLE", Value: "worker"}},
-					VolumeMounts: workerMounts("/root/.ssh"),
+					VolumeMounts: sshdWorkerMounts("/root/.ssh"),
 				},
 				{
 					Name: "sidecar", Image: "busybox",

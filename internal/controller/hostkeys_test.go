@@ -112,6 +112,7 @@ func TestLauncherKeepsOlderOptionsForWorkersOfAnOlderOperator(t *testing.T) {
 	older := builder.WorkerPod(live, 1, f.r.Options)
 	c := &older.Spec.Containers[0]
 	c.VolumeMounts = c.VolumeMounts[:1] // the keys at sshAuthMountPath only
+	c.Args = nil                        // and sshd not given the job's key
 	if builder.PresentsJobHostKey(older) {
 		t.Fatal("the older worker presents the job's key")
 	}
