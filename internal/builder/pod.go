@@ -98,8 +98,9 @@ const olderSSHDHostKeyFile = "/etc/ssh/ssh_host_rsa_key"
 // the first key of a type. Otherwise the key is mounted, in place of the
 // image's own ed25519 key, over sshd's default ed25519 host key file, so
 // that root's sshd of an image that ships keys made at build time
-// presents the job's key too. Those are subPath mounts, which cost each
-// Pod 0.7 to 1 s when 21 start at once (docs/records/measurements.md).
+// presents the job's key too. Those are subPath mounts, which the kubelet
+// makes before it creates the container, slowly when many Pods start at
+// once (docs/records/measurements.md).
 // The public half is mounted too, or sshd complains that it does not
 // match.
 func addHostKeys(job *kubeflow.MPIJob, spec *corev1.PodSpec) {

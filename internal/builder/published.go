@@ -11,12 +11,11 @@ import (
 // them and said so on the launcher's Pod (AnnotationWorkersPublished),
 // which the kubelet shows the wait as a file (a downward API volume). A
 // name asked for before it exists is answered NXDOMAIN, and such a DNS
-// keeps giving that answer for its whole TTL after the name is published:
-// up to 30 s under the Corefile kubeadm wrote before Kubernetes 1.32
-// (`cache 30` over the kubernetes plugin's `ttl 30`), 5 s under NodeLocal
-// DNSCache. Elsewhere the wait asks DNS at once: the kubelet shows a
-// changed annotation a few tenths of a second later than CoreDNS shows the
-// name (docs/records/measurements.md).
+// keeps giving that answer for its whole TTL after the name is published
+// (the Corefile kubeadm wrote before Kubernetes 1.32, NodeLocal DNSCache).
+// Elsewhere the wait asks DNS at once: the kubelet shows a changed
+// annotation later than CoreDNS shows the name (docs/records/measurements.md
+// has both figures).
 
 // AnnotationWorkersPublished on a launcher Pod says that every worker of
 // its hostfile has its name in DNS.
