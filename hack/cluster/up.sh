@@ -18,6 +18,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=hack/cluster/steps.sh
 . "$here/steps.sh"
 
+# A node whose kubelet stops answering is NotReady after 20 s, not the
+# default 50 s: an e2e test of a lost node waits for it. The kubelets renew
+# their Lease every 10 s, so one late renewal still falls within it.
+CONTROLLER_MANAGER_EXTRA_ARGS="${CONTROLLER_MANAGER_EXTRA_ARGS:-} --node-monitor-grace-period=20s"
+
 UPSTREAM_STORE=""
 KUBELET_STARTED=""
 
