@@ -104,6 +104,9 @@ func TestMultiKueueDeletionReachesTheWorker(t *testing.T) {
 	ns := newNamespace(t)
 	queue := newMultiKueue(t, ns, kueueJobCPU, kueueJobCPU)
 	job := queuedJob(ns, "deleted", queue, "sleep", "600")
+	// sleep, the launcher's first process, ignores SIGTERM: with the
+	// default grace period its Pod would take 30 s to go.
+	job.Spec.MPIReplicaSpecs[kubeflow.MPIReplicaTypeLauncher].Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
 	if err := m.c.Create(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
