@@ -75,16 +75,24 @@ echo "$IMAGE:$version@$digest" > "$DIST/image.txt"
 echo "base $base" >> "$work/ko.log"
 
 log "kubectl-mpi archives"
+# The four are built at once: each is mostly a link and a gzip, one core
+# each, and the builds share nothing but Go's build cache.
+archive() {
+  local os=$1 arch=$2 d=$work/kubectl-mpi-$1-$2
+  mkdir -p "$d"
+  CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w" -o "$d/kubectl-mpi" ./cmd/kubectl-mpi
+  cp LICENSE "$d/LICENSE"
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$d" -cf - kubectl-mpi LICENSE \
+    | gzip -n -9 > "$DIST/kubectl-mpi_${version}_${os}_${arch}.tar.gz"
+}
+pids=()
 for os in linux darwin; do
   for arch in amd64 arm64; do
-    d=$work/kubectl-mpi-$os-$arch
-    mkdir -p "$d"
-    CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w" -o "$d/kubectl-mpi" ./cmd/kubectl-mpi
-    cp LICENSE "$d/LICENSE"
-    tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$d" -cf - kubectl-mpi LICENSE \
-      | gzip -n -9 > "$DIST/kubectl-mpi_${version}_${os}_${arch}.tar.gz"
+    archive "$os" "$arch" &
+    pids+=("$!")
   done
 done
+for pid in "${pids[@]}"; do wait "$pid"; done
 (cd "$DIST" && sha256sum kubectl-mpi_*.tar.gz install.yaml mpi-operator-*.tgz > checksums.txt)
 
 log "krew manifest"
