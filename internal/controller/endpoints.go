@@ -206,6 +206,9 @@ func (r *Reconciler) writeEndpointSlices(ctx context.Context, live map[string]*d
 // none of them or of the launcher's Pods waits for its address or, for a
 // worker, for its containers to start (builder.Published).
 func (k *children) publishable(n int) ([]*corev1.Pod, bool) {
+	// A negative count, which the CRD refuses but a finished job is not
+	// validated against again, publishes no worker.
+	n = max(n, 0)
 	complete := true
 	pods := make([]*corev1.Pod, 0, n+len(k.launcherPods))
 	for _, p := range k.launcherPods {
