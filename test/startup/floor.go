@@ -15,10 +15,10 @@ package main
 // containers, and Succeeded cannot come before mpirun exits. Pods plus a
 // cold run is what any operator that starts a fresh launcher and fresh
 // workers per job pays; what is between the two is the first connection's
-// own cost (sshd's first fork, the libraries read from disk). It leaves
-// out what every Pod adds after that, the kubelet's notice of the
-// launcher's exit, which exitnotice.go measures and the report gives
-// beside it.
+// own cost (sshd's first fork, the libraries read from disk). Both are
+// floors of mpirun's exit. Every Pod adds one more part after that, the
+// kubelet's notice of its exit, which exitnotice.go measures: the floor of
+// apply→Succeeded is each of the two with a bare Pod's notice added.
 
 import (
 	"bufio"
