@@ -202,7 +202,7 @@ func run(o options, up *upstreamFlags) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("readyz", synced.Check); err != nil {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
 	ctrl.Log.Info("Starting mpi-operator", "version", version.Version, "namespaces", namespaces,

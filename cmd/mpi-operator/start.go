@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"net/http"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -17,6 +19,18 @@ func (c cacheSynced) Start(context.Context) error {
 }
 
 func (cacheSynced) NeedLeaderElection() bool { return false }
+
+// Check is the readiness check: ready once the caches have synced, the
+// informers of every watched kind among them, so a replica counted ready
+// can reconcile at once, and a rollout stops the old one only then.
+func (c cacheSynced) Check(*http.Request) error {
+	select {
+	case <-c:
+		return nil
+	default:
+		return errors.New("the caches have not synced yet")
+	}
+}
 
 // startUntilStopped runs start (the manager's) until it returns. A stop
 // asked for before synced is closed ends it at once: controller-runtime

@@ -51,3 +51,16 @@ func TestStartUntilStoppedReturnsTheManagersError(t *testing.T) {
 		t.Errorf("startUntilStopped: %v, want %v", err, boom)
 	}
 }
+
+func TestReadyOnlyOnceTheCachesSynced(t *testing.T) {
+	synced := make(cacheSynced)
+	if err := synced.Check(nil); err == nil {
+		t.Fatal("ready before the caches synced")
+	}
+	if err := synced.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := synced.Check(nil); err != nil {
+		t.Errorf("not ready once the caches synced: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -128,7 +129,28 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, o SetupOptions) error {
 	for _, kind := range gang.Kinds(r.Gang) {
 		b = b.Owns(kind, builder.WithPredicates(onlyDeletes))
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: o.Concurrency, RateLimiter: o.rateLimiter()}).Complete(r)
+	if err := b.WithOptions(controller.Options{MaxConcurrentReconciles: o.Concurrency, RateLimiter: o.rateLimiter()}).Complete(r); err != nil {
+		return err
+	}
+	return warmInformers(mgr.GetCache(), &kubeflow.MPIJob{}, &batchv1.Job{}, &corev1.Service{}, &corev1.ConfigMap{},
+		&corev1.Secret{}, &discoveryv1.EndpointSlice{}, &corev1.Pod{})
+}
+
+// warmInformers asks the cache, before the manager starts, for the
+// informers of the kinds the controller watches. Otherwise the controller
+// makes them only once it starts, after it is elected, and lists every
+// kind then: the first job after a start, or after a takeover, waited for
+// those lists. Made now, they start and sync with the cache on every
+// replica, standbys too, and the manager counts its caches synced (and the
+// operator ready) only once they are.
+func warmInformers(c cache.Informers, kinds ...client.Object) error {
+	for _, k := range kinds {
+		// The cache has not started, so asking does not wait for a sync.
+		if _, err := c.GetInformer(context.Background(), k); err != nil {
+			return fmt.Errorf("the cache's informer for %T: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // ownWriteSeen passes the update that brings this controller's last status
